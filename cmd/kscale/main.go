@@ -1,0 +1,64 @@
+// Command kscale runs Kubernetes scalability tests and the local control plane
+// they run against.
+//
+//	kscale cluster up --dir DIR      # real etcd, apiserver, controller-manager, scheduler
+//	kscale cluster down --dir DIR
+//
+// Exit codes: 0 success, 1 failure, 2 bad input (flags, configs, a busy port,
+// a broken cluster folder).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kscale/kscale/controlplane"
+)
+
+func main() {
+	// A component child runs its own command line; nothing of kscale's CLI
+	// may parse or log before it.
+	if len(os.Args) > 3 && os.Args[1] == "cluster" && os.Args[2] == "component" {
+		os.Exit(runComponent(os.Args[3:]))
+	}
+	os.Exit(execute(newRootCommand(), os.Args[1:]))
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "kscale",
+		Short:         "Kubernetes scalability tests with hollow nodes",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%s: %w (see `%s --help`)", cmd.CommandPath(), err, cmd.CommandPath())}
+	})
+	root.AddCommand(newClusterCommand(), newVersionCommand())
+	return root
+}
+
+// usageError is bad input caught by the CLI itself.
+type usageError struct{ error }
+
+func execute(root *cobra.Command, args []string) int {
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "kscale: "+err.Error())
+	return exitCode(err)
+}
+
+func exitCode(err error) int {
+	var input *controlplane.InputError
+	var usage usageError
+	if errors.As(err, &input) || errors.As(err, &usage) {
+		return 2
+	}
+	return 1
+}

@@ -1,0 +1,120 @@
+// Command kubemark is the hollow-node binary: one process that registers as a
+// Kubernetes node and behaves like one on the wire, with a fake container
+// runtime underneath. Its command line is compatible with upstream kubemark's:
+//
+//	kubemark --morph=kubelet --name=hollow-0 --kubeconfig=hollow-0.kubeconfig
+//	kubemark --morph=proxy   --name=hollow-0 --kubeconfig=hollow-0.kubeconfig
+//
+// Exit codes: 0 after a clean stop (SIGINT, SIGTERM), 1 on failure, 2 for bad
+// flags.
+package main
+
+import (
+	"context"
+	goflag "flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+	cliflag "k8s.io/component-base/cli/flag"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics on /metrics
+	_ "k8s.io/component-base/metrics/prometheus/version"  // kubernetes_build_info
+	"k8s.io/component-base/version"
+	"k8s.io/klog/v2"
+	utilflag "k8s.io/kubernetes/pkg/util/flag"
+
+	"github.com/kscale/kscale/kubemark/morph"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	c := &morph.Config{NodeLabels: map[string]string{}, ExtendedResources: map[string]string{}}
+	fs := pflag.NewFlagSet("kubemark", pflag.ContinueOnError)
+	fs.SetNormalizeFunc(cliflag.WordSepNormalizeFunc)
+	showVersion := addFlags(fs, c)
+	if err := fs.Parse(args); err != nil {
+		if err == pflag.ErrHelp {
+			return 0
+		}
+		fmt.Fprintf(os.Stderr, "kubemark: %v (see kubemark --help)\n", err)
+		return 2
+	}
+	if *showVersion {
+		fmt.Printf("kubemark %s\n", version.Get().GitVersion)
+		return 0
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "kubemark: takes no arguments, got %q\n", fs.Args())
+		return 2
+	}
+	if err := c.Validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "kubemark: %v\n", err)
+		return 2
+	}
+	defer klog.Flush()
+
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer cancel()
+	klog.InfoS("kubemark", "version", version.Get().GitVersion, "morph", c.Morph, "node", c.NodeName)
+	var err error
+	switch c.Morph {
+	case "kubelet":
+		err = morph.RunKubelet(ctx, c)
+	case "proxy":
+		err = morph.RunProxy(ctx, c)
+	}
+	if err != nil {
+		klog.ErrorS(err, "Hollow node failed", "morph", c.Morph, "node", c.NodeName)
+		return 1
+	}
+	return 0
+}
+
+// addFlags registers upstream kubemark's flags (same names and defaults, but
+// for --use-host-image-service) and kscale's additions.
+func addFlags(fs *pflag.FlagSet, c *morph.Config) *bool {
+	fs.StringVar(&c.Morph, "morph", "", "hollow component to run: "+strings.Join(morph.Morphs, " | "))
+	fs.StringVar(&c.NodeName, "name", "fake-node", "name of the hollow node")
+	fs.StringVar(&c.KubeconfigPath, "kubeconfig", "/kubeconfig/kubeconfig", "kubeconfig of the cluster to join")
+	fs.StringVar(&c.BootstrapKubeconfigPath, "bootstrap-kubeconfig", "", "bootstrap kubeconfig: request a client certificate with it and write --kubeconfig")
+	fs.StringVar(&c.CertDirectory, "cert-dir", "", "folder of bootstrapped certificates (default: inside the kubelet's private folder)")
+	fs.StringVar(&c.ContentType, "kube-api-content-type", "application/vnd.kubernetes.protobuf", "content type of requests to the apiserver")
+	fs.Float32Var(&c.QPS, "kube-api-qps", 10, "client QPS towards the apiserver")
+	fs.IntVar(&c.Burst, "kube-api-burst", 20, "client burst towards the apiserver")
+	fs.IntVar(&c.KubeletPort, "kubelet-port", 10250, "port of the kubelet server")
+	fs.IntVar(&c.KubeletReadOnlyPort, "kubelet-read-only-port", 10255, "read-only port of the kubelet; 0 disables it")
+	fs.StringVar(&c.KubeletAddress, "kubelet-address", "127.0.0.1", "address the kubelet server binds (upstream: 0.0.0.0)")
+	nodeLabels := cliflag.ConfigurationMap(c.NodeLabels)
+	fs.Var(&nodeLabels, "node-labels", "extra node labels, key=value,...")
+	fs.Var(utilflag.RegisterWithTaintsVar{Value: &c.RegisterWithTaints}, "register-with-taints", "taints to register the node with, key=value:Effect,...")
+	fs.IntVar(&c.MaxPods, "max-pods", 110, "pods the node accepts")
+	extended := cliflag.ConfigurationMap(c.ExtendedResources)
+	fs.Var(&extended, "extended-resources", "extended resources in the node's capacity, name=quantity,...")
+	fs.BoolVar(&c.UseHostImageService, "use-host-image-service", false, "use the host's containerd image service instead of the fake one (upstream default: true)")
+	fs.StringVar(&c.RootDir, "root-dir", "", "kubelet root folder (default: a private temporary folder, removed on exit)")
+	fs.BoolVar(&c.Events, "events", true, "record kubelet events in the API as a real kubelet does (upstream kubemark records none)")
+	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", "", "proxy morph: host:port to serve /metrics on; empty for none")
+
+	// Flags upstream kept for compatibility; they have no effect there either.
+	var ignoredBool bool
+	var ignoredDuration = new(string)
+	var ignoredPort int
+	fs.BoolVar(&ignoredBool, "use-real-proxier", true, "no effect")
+	fs.StringVar(ignoredDuration, "proxier-sync-period", "30s", "no effect")
+	fs.StringVar(ignoredDuration, "proxier-min-sync-period", "0s", "no effect")
+	fs.IntVar(&ignoredPort, "api-server-port", 443, "no effect: the server comes from --kubeconfig")
+	for _, name := range []string{"use-real-proxier", "proxier-sync-period", "proxier-min-sync-period", "api-server-port"} {
+		_ = fs.MarkDeprecated(name, "it has no effect")
+	}
+
+	klogFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	fs.AddGoFlagSet(klogFlags)
+	return fs.Bool("version", false, "print the version and exit")
+}

@@ -1,0 +1,183 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/kscale/kscale/controlplane/clusterdir"
+)
+
+// ErrNotRunning means no supervisor holds the cluster folder.
+var ErrNotRunning = errors.New("no cluster is running")
+
+// Down stops the cluster in dirPath: the supervisor stops every component in
+// reverse start order and exits. Nothing in the folder is removed, so a later
+// Up starts the same cluster (same CA, same etcd data) again.
+func Down(ctx context.Context, dirPath string) error {
+	dir, err := clusterdir.Open(dirPath)
+	if err != nil {
+		return &InputError{Msg: err.Error()}
+	}
+	if _, err := os.Stat(dir.Path()); err != nil {
+		return &InputError{Msg: fmt.Sprintf("no cluster folder at %s", dir)}
+	}
+	running, err := dir.Running()
+	if err != nil {
+		return err
+	}
+	state, stateErr := dir.ReadState()
+	if !running {
+		// A supervisor killed with SIGKILL leaves no lock; its children got
+		// SIGTERM from the kernel (Pdeathsig). Make sure none lingers.
+		if stateErr == nil {
+			killComponents(state)
+		}
+		return ErrNotRunning
+	}
+	if stateErr != nil {
+		return fmt.Errorf("cluster in %s runs but its state is unreadable: %w", dir, stateErr)
+	}
+	if err := syscall.Kill(state.SupervisorPID, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("signalling supervisor pid %d: %w", state.SupervisorPID, err)
+	}
+	// The supervisor gives each component stopGrace; wait a little longer.
+	deadline := time.Now().Add(time.Duration(len(clusterdir.Components))*stopGrace + 10*time.Second)
+	for {
+		running, err := dir.Running()
+		if err != nil {
+			return err
+		}
+		if !running {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(state.SupervisorPID, syscall.SIGKILL)
+			killComponents(state)
+			return fmt.Errorf("supervisor pid %d did not stop in time; killed it", state.SupervisorPID)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	waitGone(ctx, state.SupervisorPID, 5*time.Second)
+	return nil
+}
+
+// killComponents kills component processes a dead supervisor left behind.
+func killComponents(state *clusterdir.State) {
+	for _, c := range state.Components {
+		if c.PID > 0 && isComponent(c.PID) {
+			_ = syscall.Kill(c.PID, syscall.SIGKILL)
+		}
+	}
+}
+
+// isComponent guards against killing an unrelated process that reused a pid
+// recorded in a stale state file.
+func isComponent(pid int) bool {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	return containsArg(cmdline, "component")
+}
+
+func containsArg(cmdline []byte, arg string) bool {
+	start := 0
+	for i, b := range cmdline {
+		if b == 0 {
+			if string(cmdline[start:i]) == arg {
+				return true
+			}
+			start = i + 1
+		}
+	}
+	return false
+}
+
+// waitGone waits until pid no longer exists (or is a zombie awaiting its parent).
+func waitGone(ctx context.Context, pid int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && processAlive(pid) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func processAlive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// Field 3 is the state; Z is a zombie: exited, not yet reaped.
+	for i := len(stat) - 1; i > 0; i-- {
+		if stat[i] == ')' && i+2 < len(stat) {
+			return stat[i+2] != 'Z'
+		}
+	}
+	return true
+}
+
+// Restart stops one component and waits until the supervisor has started it
+// again and it is ready — the same thing that happens when a component
+// crashes. Hollow nodes and clients see what they would see in a real cluster
+// when that component restarts.
+func Restart(ctx context.Context, dirPath, component string) (*clusterdir.State, error) {
+	dir, err := clusterdir.Open(dirPath)
+	if err != nil {
+		return nil, &InputError{Msg: err.Error()}
+	}
+	known := false
+	for _, c := range clusterdir.Components {
+		known = known || c == component
+	}
+	if !known {
+		return nil, inputErrorf("unknown component %q: allowed values are %v", component, clusterdir.Components)
+	}
+	running, err := dir.Running()
+	if err != nil {
+		return nil, err
+	}
+	if !running {
+		return nil, ErrNotRunning
+	}
+	state, err := dir.ReadState()
+	if err != nil {
+		return nil, err
+	}
+	old := state.Component(component)
+	if old.PID == 0 {
+		return nil, fmt.Errorf("%s is not running", component)
+	}
+	if err := syscall.Kill(old.PID, syscall.SIGTERM); err != nil {
+		return nil, fmt.Errorf("stopping %s (pid %d): %w", component, old.PID, err)
+	}
+	timeout := 2*stopGrace + time.Minute
+	deadline := time.After(timeout)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-deadline:
+			return nil, fmt.Errorf("%s not ready again after %s", component, timeout)
+		case <-time.After(100 * time.Millisecond):
+		}
+		s, err := dir.ReadState()
+		if err != nil {
+			continue
+		}
+		c := s.Component(component)
+		if c.PID != 0 && c.PID != old.PID && c.Ready {
+			return s, nil
+		}
+	}
+}

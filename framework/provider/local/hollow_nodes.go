@@ -1,0 +1,198 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/kscale/kscale/controlplane/clusterdir"
+	"github.com/kscale/kscale/framework/binaries"
+)
+
+// HollowLabel is put on every Node that a hollow node of this provider
+// registers, with the group's name as value, so the provider can find (and
+// only ever touch) its own nodes.
+const HollowLabel = "kscale.io/hollow-node"
+
+// NodeOptions shape hollow nodes started as kubemark processes.
+type NodeOptions struct {
+	// Group names this set of nodes; it becomes the value of HollowLabel.
+	Group string
+	// NamePrefix is followed by the node's index: hollow-node-0, -1, ...
+	NamePrefix string
+	// Morphs to run per node: "kubelet", and optionally "proxy".
+	Morphs []string
+	// MaxPods is the kubelet's --max-pods.
+	MaxPods int
+	// ExtraArgs are appended to every kubemark command line.
+	ExtraArgs []string
+}
+
+func (o *NodeOptions) defaults() {
+	if o.Group == "" {
+		o.Group = "default"
+	}
+	if o.NamePrefix == "" {
+		o.NamePrefix = "hollow-node-"
+	}
+	if len(o.Morphs) == 0 {
+		o.Morphs = []string{"kubelet"}
+	}
+	if o.MaxPods == 0 {
+		o.MaxPods = 110
+	}
+}
+
+// HollowProcess is one kubemark process.
+type HollowProcess struct {
+	Node    string
+	Morph   string
+	PID     int
+	LogFile string
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	err     error
+}
+
+// Exited is closed when the process has ended.
+func (p *HollowProcess) Exited() <-chan struct{} { return p.exited }
+
+// Err is how the process ended; valid after Exited is closed.
+func (p *HollowProcess) Err() error { return p.err }
+
+// NodeGroup is a set of hollow nodes running as processes.
+type NodeGroup struct {
+	Names     []string
+	Processes []*HollowProcess
+}
+
+// StartNodes starts count hollow nodes, each authenticating as
+// system:node:<name> in group system:nodes with a certificate minted by the
+// cluster CA, so the Node authorizer and NodeRestriction treat them as real
+// kubelets. It returns without waiting for the nodes to be Ready.
+func (c *Cluster) StartNodes(ctx context.Context, count int, opts NodeOptions) (*NodeGroup, error) {
+	opts.defaults()
+	kubemark, err := binaries.Path(ctx, binaries.Kubemark)
+	if err != nil {
+		return nil, err
+	}
+	ca, err := c.Dir.LoadCA()
+	if err != nil {
+		return nil, err
+	}
+	nodesDir := filepath.Join(c.Dir.Path(), "nodes", opts.Group)
+	if err := os.MkdirAll(nodesDir, 0o700); err != nil {
+		return nil, err
+	}
+	g := &NodeGroup{}
+	for i := range count {
+		name := opts.NamePrefix + strconv.Itoa(i)
+		kubeconfig := filepath.Join(nodesDir, name+".kubeconfig")
+		if err := clusterdir.MintKubeconfigWith(ca, c.State.APIServerURL, kubeconfig, "system:node:"+name, "system:nodes"); err != nil {
+			g.Stop()
+			return nil, fmt.Errorf("minting credentials for %s: %w", name, err)
+		}
+		for _, morph := range opts.Morphs {
+			args := []string{
+				"--morph=" + morph,
+				"--name=" + name,
+				"--kubeconfig=" + kubeconfig,
+			}
+			if morph == "kubelet" {
+				port, err := freePort()
+				if err != nil {
+					g.Stop()
+					return nil, err
+				}
+				args = append(args,
+					"--kubelet-port="+strconv.Itoa(port),
+					"--kubelet-read-only-port=0",
+					"--max-pods="+strconv.Itoa(opts.MaxPods),
+					"--node-labels="+HollowLabel+"="+opts.Group,
+				)
+			}
+			args = append(args, opts.ExtraArgs...)
+			p, err := startHollow(kubemark, filepath.Join(nodesDir, name+"."+morph+".log"), args)
+			if err != nil {
+				g.Stop()
+				return nil, err
+			}
+			p.Node, p.Morph = name, morph
+			g.Processes = append(g.Processes, p)
+		}
+		g.Names = append(g.Names, name)
+	}
+	return g, nil
+}
+
+func startHollow(binary, logPath string, args []string) (*HollowProcess, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting kubemark %s: %w", strings.Join(args, " "), err)
+	}
+	p := &HollowProcess{PID: cmd.Process.Pid, LogFile: logPath, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// Stop sends SIGTERM to every process, waits for them to clean up, and kills
+// those still running after ten seconds. It returns the processes that had
+// already failed before Stop.
+func (g *NodeGroup) Stop() error {
+	var failed []error
+	for _, p := range g.Processes {
+		select {
+		case <-p.exited:
+			failed = append(failed, fmt.Errorf("%s %s exited early: %v (log %s)", p.Morph, p.Node, p.err, p.LogFile))
+		default:
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, p := range g.Processes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-p.exited:
+			case <-time.After(10 * time.Second):
+				_ = p.cmd.Process.Kill()
+				<-p.exited
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Slice(failed, func(i, j int) bool { return failed[i].Error() < failed[j].Error() })
+	return errors.Join(failed...)
+}
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,88 @@
+package local
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/kscale/kscale/controlplane"
+)
+
+// The integration tests of this package share one local cluster with three
+// hollow kubelet nodes, started on first use and stopped after the last test:
+// bringing up a control plane costs seconds and CPU that a 2-core CI machine
+// should spend once.
+var (
+	sharedOnce  sync.Once
+	shared      *Cluster
+	sharedNodes *NodeGroup
+	sharedErr   error
+	sharedRoot  string
+)
+
+const sharedNodeCount = 3
+
+func TestMain(m *testing.M) {
+	klog.InitFlags(nil)
+	flag.Parse()
+	code := m.Run()
+	if shared != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		if sharedNodes == nil {
+		} else if err := sharedNodes.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "hollow nodes of the shared cluster: %v\n", err)
+			code = 1
+		}
+		if err := shared.Stop(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the shared cluster: %v\n", err)
+			code = 1
+		}
+		cancel()
+	}
+	if sharedRoot != "" && code == 0 {
+		os.RemoveAll(sharedRoot)
+	}
+	os.Exit(code)
+}
+
+// testOptions are cluster options for tests: free ports everywhere, no fsync.
+func testOptions() controlplane.Options {
+	o := controlplane.DefaultOptions()
+	o.APIServerPort = 0
+	o.EtcdUnsafeNoFsync = true
+	return o
+}
+
+// sharedCluster returns the package's cluster with sharedNodeCount Ready
+// hollow kubelet nodes.
+func sharedCluster(t testing.TB) (*Cluster, *NodeGroup) {
+	t.Helper()
+	sharedOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		sharedRoot, sharedErr = os.MkdirTemp("", "kscale-it-")
+		if sharedErr != nil {
+			return
+		}
+		shared, sharedErr = Start(ctx, filepath.Join(sharedRoot, "cluster"), testOptions(), os.Stderr)
+		if sharedErr != nil {
+			return
+		}
+		sharedNodes, sharedErr = shared.StartNodes(ctx, sharedNodeCount, NodeOptions{Group: "shared"})
+		if sharedErr != nil {
+			return
+		}
+		sharedErr = WaitNodesReady(ctx, shared.Client, HollowLabel+"=shared", sharedNodeCount, os.Stderr)
+	})
+	if sharedErr != nil {
+		t.Fatalf("shared cluster: %v (folder %s kept for its logs)", sharedErr, sharedRoot)
+	}
+	return shared, sharedNodes
+}
