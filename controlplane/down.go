@@ -101,6 +101,19 @@ func containsArg(cmdline []byte, arg string) bool {
 	return false
 }
 
+// terminate stops a process that is not our child as the supervisor stops
+// its own: SIGTERM, then SIGKILL after grace.
+func terminate(ctx context.Context, pid int, grace time.Duration) error {
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return err
+	}
+	waitGone(ctx, pid, grace)
+	if processAlive(pid) {
+		return syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return nil
+}
+
 // waitGone waits until pid no longer exists (or is a zombie awaiting its parent).
 func waitGone(ctx context.Context, pid int, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
@@ -158,7 +171,7 @@ func Restart(ctx context.Context, dirPath, component string) (*clusterdir.State,
 	if old.PID == 0 {
 		return nil, fmt.Errorf("%s is not running", component)
 	}
-	if err := syscall.Kill(old.PID, syscall.SIGTERM); err != nil {
+	if err := terminate(ctx, old.PID, stopGrace); err != nil {
 		return nil, fmt.Errorf("stopping %s (pid %d): %w", component, old.PID, err)
 	}
 	timeout := 2*stopGrace + time.Minute

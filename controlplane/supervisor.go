@@ -218,8 +218,18 @@ type readyEvent struct {
 	proc *process
 }
 
-// watch restarts any component that exits, until ctx ends. A restarted
-// component is marked ready again once its probe passes.
+// dependencies: a component is only (re)started while these are ready. A
+// controller-manager restarted while the apiserver is down would only crash
+// again and climb its backoff.
+var dependencies = map[string][]string{
+	clusterdir.APIServer:         {clusterdir.Etcd},
+	clusterdir.ControllerManager: {clusterdir.APIServer},
+	clusterdir.Scheduler:         {clusterdir.APIServer},
+}
+
+// watch restarts any component that exits, until ctx ends: after a backoff
+// that doubles per consecutive failure, and once its dependencies are ready.
+// A restarted component is marked ready again once its probe passes.
 func (s *supervisor) watch(ctx context.Context) {
 	ready := make(chan readyEvent)
 	var probes sync.WaitGroup
@@ -228,34 +238,11 @@ func (s *supervisor) watch(ctx context.Context) {
 	defer cancelProbes()
 
 	delay := map[string]time.Duration{}
+	due := map[string]time.Time{} // components waiting to be restarted
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev := <-ready:
-			s.markReady(ev.name, ev.proc)
-			delay[ev.name] = 0
-		case old := <-s.exits:
-			name := old.name
-			if s.procs[name] != old {
-				continue
-			}
-			klog.ErrorS(old.exitError(s.dir), "Component exited; restarting", "component", name)
-			s.state.Component(name).Ready = false
-			s.publish()
-			d := max(delay[name], minRestartDelay)
-			delay[name] = min(2*d, maxRestartDelay)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(d):
-			}
-			s.state.Component(name).Restarts++
-			if err := s.launch(name); err != nil {
-				klog.ErrorS(err, "Restarting component failed", "component", name)
-				continue
-			}
-			p := s.procs[name]
+		next := s.restartDue(due, func(name string, p *process) {
 			probes.Add(1)
 			go func() {
 				defer probes.Done()
@@ -268,8 +255,69 @@ func (s *supervisor) watch(ctx context.Context) {
 				case <-probeCtx.Done():
 				}
 			}()
+		})
+		timer.Reset(next)
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case ev := <-ready:
+			s.markReady(ev.name, ev.proc)
+			delay[ev.name] = 0
+		case old := <-s.exits:
+			name := old.name
+			if s.procs[name] != old {
+				continue
+			}
+			klog.ErrorS(old.exitError(s.dir), "Component exited; restarting", "component", name)
+			s.state.Component(name).Ready = false
+			s.state.Component(name).PID = 0
+			s.publish()
+			d := max(delay[name], minRestartDelay)
+			delay[name] = min(2*d, maxRestartDelay)
+			due[name] = time.Now().Add(d)
 		}
 	}
+}
+
+// restartDue launches the waiting components that are due and whose
+// dependencies are ready, and returns how long until the next check.
+func (s *supervisor) restartDue(due map[string]time.Time, launched func(string, *process)) time.Duration {
+	next := time.Hour
+	now := time.Now()
+	for _, name := range clusterdir.Components {
+		at, waiting := due[name]
+		if !waiting {
+			continue
+		}
+		if wait := at.Sub(now); wait > 0 {
+			next = min(next, wait)
+			continue
+		}
+		if !s.dependenciesReady(name) {
+			next = min(next, 200*time.Millisecond) // a ready event will come; poll as a backstop
+			continue
+		}
+		delete(due, name)
+		s.state.Component(name).Restarts++
+		if err := s.launch(name); err != nil {
+			klog.ErrorS(err, "Restarting component failed", "component", name)
+			due[name] = now.Add(maxRestartDelay)
+			next = min(next, maxRestartDelay)
+			continue
+		}
+		launched(name, s.procs[name])
+	}
+	return next
+}
+
+func (s *supervisor) dependenciesReady(name string) bool {
+	for _, dep := range dependencies[name] {
+		if !s.state.Component(dep).Ready {
+			return false
+		}
+	}
+	return true
 }
 
 // stopAll stops the components in reverse start order.

@@ -27,7 +27,6 @@ import (
 	"k8s.io/kubernetes/pkg/kubelet/certificate/bootstrap"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
 	containertest "k8s.io/kubernetes/pkg/kubelet/container/testing"
-	probetest "k8s.io/kubernetes/pkg/kubelet/prober/testing"
 	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
 	kubeletutil "k8s.io/kubernetes/pkg/kubelet/util"
 	"k8s.io/kubernetes/pkg/util/oom"
@@ -134,7 +133,7 @@ func RunKubelet(ctx context.Context, c *Config) error {
 	deps := &kubelet.Dependencies{
 		KubeClient:                client,
 		HeartbeatClient:           heartbeatClient,
-		ProbeManager:              probetest.FakeManager{},
+		ProbeManager:              hollowProber{},
 		RemoteRuntimeService:      runtimeService,
 		RemoteImageService:        imageService,
 		CAdvisorInterface:         &cadvisortest.Fake{NodeName: c.NodeName},

@@ -80,8 +80,8 @@ func TestComponentMetricsAndIdentities(t *testing.T) {
 	wantMetric := map[string]string{
 		clusterdir.Etcd:              "etcd_server_has_leader",
 		clusterdir.APIServer:         "apiserver_request_total",
-		clusterdir.ControllerManager: "workqueue_adds_total",
-		clusterdir.Scheduler:         "scheduler_schedule_attempts_total",
+		clusterdir.ControllerManager: "leader_election_master_status",
+		clusterdir.Scheduler:         "leader_election_master_status",
 	}
 	families := map[string]map[string]*dto.MetricFamily{}
 	for name, metric := range wantMetric {
@@ -93,8 +93,11 @@ func TestComponentMetricsAndIdentities(t *testing.T) {
 		if err != nil {
 			t.Fatalf("scraping %s at %s: %v", name, ep.Metrics, err)
 		}
-		if _, ok := fams[metric]; !ok {
+		fam, ok := fams[metric]
+		if !ok {
 			t.Errorf("%s /metrics lacks %s", name, metric)
+		} else if metric == "leader_election_master_status" && fam.GetMetric()[0].GetGauge().GetValue() != 1 {
+			t.Errorf("%s is not the leader: %s = %v", name, metric, fam.GetMetric()[0].GetGauge().GetValue())
 		}
 		families[name] = fams
 	}

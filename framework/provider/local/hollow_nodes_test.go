@@ -110,7 +110,8 @@ func TestDeploymentRunsOnHollowKubelets(t *testing.T) {
 		}
 		cs := p.Status.ContainerStatuses[0]
 		if cs.State.Running == nil || cs.Started == nil || !*cs.Started || !cs.Ready || cs.ContainerID == "" {
-			t.Errorf("pod %s container status not started/ready/running: %+v", p.Name, cs)
+			t.Errorf("pod %s container %s: running=%v started=%v ready=%v id=%q; want running, started, ready, with an id",
+				p.Name, cs.Name, cs.State.Running != nil, cs.Started, cs.Ready, cs.ContainerID)
 		}
 		if p.Status.PodIP == "" || p.Status.HostIP == "" {
 			t.Errorf("pod %s lacks podIP/hostIP: %q/%q", p.Name, p.Status.PodIP, p.Status.HostIP)

@@ -37,9 +37,11 @@ func WaitNodesReady(ctx context.Context, client kubernetes.Interface, selector s
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	defer func() {
+		cancel() // stops the informer; Shutdown waits for that
+		factory.Shutdown()
+	}()
 
 	report := progress.New(out, "nodes ready", want, 2*time.Second)
 	tick := time.NewTicker(time.Second) // refresh progress and ETA while nothing changes
