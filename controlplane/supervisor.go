@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
@@ -144,6 +146,27 @@ func (s *supervisor) start(ctx context.Context) error {
 				return errs[i]
 			}
 			s.markReady(name, s.procs[name])
+		}
+		if group[0] == clusterdir.APIServer {
+			if err := s.releaseStaleLeases(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// releaseStaleLeases deletes the leader leases that the controller-manager
+// and scheduler of an earlier run of this folder left behind. Their holders
+// are gone — this supervisor holds the folder's lock and starts every
+// component itself — but the new ones would wait out the lease (15 s) before
+// leading. The scheduler releases its lease on a clean stop; the
+// controller-manager only does so behind an alpha feature gate.
+func (s *supervisor) releaseStaleLeases(ctx context.Context) error {
+	for _, lease := range leaseNames {
+		err := s.health.client.CoordinationV1().Leases("kube-system").Delete(ctx, lease, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("releasing stale lease kube-system/%s: %w", lease, err)
 		}
 	}
 	return nil

@@ -1,0 +1,239 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"k8s.io/client-go/rest"
+
+	"github.com/kscale/kscale/controlplane/clusterdir"
+	"github.com/kscale/kscale/framework/procstat"
+)
+
+// benchDir is where benchmarks write their JSON, relative to this package.
+const benchDir = "../../../results/bench"
+
+func writeBench(b *testing.B, name string, v any) {
+	b.Helper()
+	if err := os.MkdirAll(benchDir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	doc := map[string]any{
+		"benchmark": name,
+		"date":      time.Now().UTC().Format(time.RFC3339),
+		"machine":   map[string]any{"cpus": runtime.NumCPU(), "go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH},
+		"results":   v,
+	}
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(benchDir, name+".json")
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("wrote %s", path)
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// BenchmarkClusterUp measures `kscale cluster up` to ready: five times on a
+// fresh folder (new CA, empty etcd) and five times on the same folder again
+// (the warm path: data kept, binaries cached).
+func BenchmarkClusterUp(b *testing.B) {
+	const runs = 5
+	ctx := context.Background()
+	measure := func(dir string) float64 {
+		start := time.Now()
+		c, err := Start(ctx, dir, testOptions(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		took := time.Since(start).Seconds()
+		if err := c.Stop(ctx); err != nil {
+			b.Fatal(err)
+		}
+		return took
+	}
+	root := b.TempDir()
+	var fresh, again []float64
+	for i := range runs {
+		fresh = append(fresh, measure(filepath.Join(root, fmt.Sprint("fresh-", i))))
+	}
+	for range runs {
+		again = append(again, measure(filepath.Join(root, "fresh-0")))
+	}
+	b.ReportMetric(median(fresh), "s/up-fresh")
+	b.ReportMetric(median(again), "s/up-again")
+	writeBench(b, "cluster-up", map[string]any{
+		"runs":                  runs,
+		"freshFolderSeconds":    fresh,
+		"freshFolderMedian":     median(fresh),
+		"existingFolderSeconds": again,
+		"existingFolderMedian":  median(again),
+	})
+}
+
+// BenchmarkIdleKubeletMorph measures what idle kubelet-morph hollow nodes
+// cost, and what the control plane costs with them: CPU and RSS per process
+// over a minute after the nodes settled, the API requests the nodes make, and
+// the watches they hold open.
+func BenchmarkIdleKubeletMorph(b *testing.B) {
+	const (
+		nodeCount = 10
+		settle    = 30 * time.Second
+		window    = 60 * time.Second
+	)
+	ctx := context.Background()
+	c, err := Start(ctx, filepath.Join(b.TempDir(), "cluster"), testOptions(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Stop(ctx)
+	httpClient, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	apiMetrics := c.State.Component(clusterdir.APIServer).MetricsURL
+	// Let the controller-manager and scheduler open all their watches first,
+	// so the difference below is the hollow nodes' alone.
+	time.Sleep(settle)
+	watchesBefore := sumMetric(b, httpClient, apiMetrics, "apiserver_longrunning_requests", map[string]string{"verb": "WATCH"})
+
+	startNodes := time.Now()
+	nodes, err := c.StartNodes(ctx, nodeCount, NodeOptions{Group: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nodes.Stop()
+	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=bench", nodeCount, nil); err != nil {
+		b.Fatal(err)
+	}
+	readyAfter := time.Since(startNodes).Seconds()
+	time.Sleep(settle)
+
+	watchesAfter := sumMetric(b, httpClient, apiMetrics, "apiserver_longrunning_requests", map[string]string{"verb": "WATCH"})
+	// Kubelets' requests fall under the flow schemas system-node-high
+	// (leases, node status) and system-nodes (everything else).
+	nodeRequests := func() float64 {
+		return sumMetric(b, httpClient, apiMetrics, "apiserver_flowcontrol_dispatched_requests_total", map[string]string{"flow_schema": "system-node-high"}) +
+			sumMetric(b, httpClient, apiMetrics, "apiserver_flowcontrol_dispatched_requests_total", map[string]string{"flow_schema": "system-nodes"})
+	}
+	endpoints, err := c.Endpoints()
+	if err != nil {
+		b.Fatal(err)
+	}
+	pids := map[string]int{}
+	for name, ep := range endpoints {
+		pids[name] = ep.PID
+	}
+	for _, p := range nodes.Processes {
+		pids["node/"+p.Node] = p.PID
+	}
+	first := map[string]procstat.Sample{}
+	for name, pid := range pids {
+		if first[name], err = procstat.Read(pid); err != nil {
+			b.Fatal(err)
+		}
+	}
+	req0 := nodeRequests()
+	time.Sleep(window)
+	req1 := nodeRequests()
+
+	var nodeCores, nodeMiB []float64
+	components := map[string]any{}
+	for name, pid := range pids {
+		s, err := procstat.Read(pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		u := procstat.Between(first[name], s)
+		mib := float64(u.RSS) / (1 << 20)
+		if strings.HasPrefix(name, "node/") {
+			nodeCores = append(nodeCores, u.Cores)
+			nodeMiB = append(nodeMiB, mib)
+			continue
+		}
+		components[name] = map[string]float64{"millicores": 1000 * u.Cores, "rssMiB": mib}
+	}
+	perNodeRPS := (req1 - req0) / window.Seconds() / nodeCount
+	watchesPerNode := (watchesAfter - watchesBefore) / nodeCount
+	b.ReportMetric(median(nodeMiB), "MiB/node")
+	b.ReportMetric(1000*median(nodeCores), "millicores/node")
+	b.ReportMetric(perNodeRPS, "req/s/node")
+	b.ReportMetric(watchesPerNode, "watches/node")
+	writeBench(b, "kubelet-morph-idle", map[string]any{
+		"nodes":                 nodeCount,
+		"nodesReadySeconds":     readyAfter,
+		"settleSeconds":         settle.Seconds(),
+		"windowSeconds":         window.Seconds(),
+		"perNodeRSSMiB":         nodeMiB,
+		"perNodeMillicores":     scale(nodeCores, 1000),
+		"medianNodeRSSMiB":      median(nodeMiB),
+		"medianNodeMillicores":  1000 * median(nodeCores),
+		"apiRequestsPerNodeSec": perNodeRPS,
+		"openWatchesPerNode":    watchesPerNode,
+		"controlPlaneAt10Nodes": components,
+	})
+}
+
+func scale(xs []float64, f float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x * f
+	}
+	return out
+}
+
+// sumMetric scrapes url and sums the samples of one metric whose labels
+// include the given ones.
+func sumMetric(b *testing.B, client *http.Client, url, name string, labels map[string]string) float64 {
+	b.Helper()
+	fams, err := scrape(client, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := 0.0
+	for _, m := range fams[name].GetMetric() {
+		if !hasLabels(m, labels) {
+			continue
+		}
+		switch {
+		case m.Gauge != nil:
+			total += m.GetGauge().GetValue()
+		case m.Counter != nil:
+			total += m.GetCounter().GetValue()
+		}
+	}
+	return total
+}
+
+func hasLabels(m *dto.Metric, want map[string]string) bool {
+	found := 0
+	for _, l := range m.GetLabel() {
+		if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+			found++
+		}
+	}
+	return found == len(want)
+}
