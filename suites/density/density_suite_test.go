@@ -115,4 +115,3 @@ func podPhases(list *v1.PodList) map[v1.PodPhase]int {
 	}
 	return phases
 }
-
