@@ -25,8 +25,8 @@ const (
 	maxRestartDelay = 30 * time.Second
 )
 
-// supervisor owns the component processes of one cluster. Only its Run
-// goroutine touches state and procs; probes report back over channels.
+// supervisor owns the component processes of one cluster. Only the goroutine
+// running Supervise touches state and procs; probes report back over channels.
 type supervisor struct {
 	dir    clusterdir.Dir
 	binary string
@@ -116,16 +116,13 @@ func Supervise(ctx context.Context, dirPath, binary string) error {
 	return nil
 }
 
-// start brings the components up in dependency order: etcd, the apiserver,
-// then the controller-manager and the scheduler together.
+// start brings the components up in dependency order, those that depend on
+// the same things together: etcd, the apiserver, then the controller-manager
+// and the scheduler.
 func (s *supervisor) start(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ReadyTimeout)
 	defer cancel()
-	for _, group := range [][]string{
-		{clusterdir.Etcd},
-		{clusterdir.APIServer},
-		{clusterdir.ControllerManager, clusterdir.Scheduler},
-	} {
+	for _, group := range startGroups() {
 		for _, name := range group {
 			if err := s.launch(name); err != nil {
 				return err
@@ -248,6 +245,24 @@ var dependencies = map[string][]string{
 	clusterdir.APIServer:         {clusterdir.Etcd},
 	clusterdir.ControllerManager: {clusterdir.APIServer},
 	clusterdir.Scheduler:         {clusterdir.APIServer},
+}
+
+// startGroups orders the components by the depth of their dependencies.
+func startGroups() [][]string {
+	depth := map[string]int{}
+	var groups [][]string
+	for _, name := range clusterdir.Components { // dependencies come first in this list
+		d := 0
+		for _, dep := range dependencies[name] {
+			d = max(d, depth[dep]+1)
+		}
+		depth[name] = d
+		if d == len(groups) {
+			groups = append(groups, nil)
+		}
+		groups[d] = append(groups[d], name)
+	}
+	return groups
 }
 
 // watch restarts any component that exits, until ctx ends: after a backoff

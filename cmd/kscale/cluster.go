@@ -72,20 +72,20 @@ ok and the controller-manager and scheduler hold their leader leases. Prints the
 path of the admin kubeconfig on stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			binary, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := signalContext()
-			defer cancel()
 			if foreground {
 				d, err := controlplane.Prepare(*dir, &o)
 				if err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "kubeconfig: %s (Ctrl-C stops the cluster)\n", d.AdminKubeconfig())
-				return controlplane.Supervise(ctx, d.Path(), binary)
+				return superviseHere(d.Path())
 			}
+			binary, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
 			state, err := controlplane.Up(ctx, *dir, o, binary, cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -223,16 +223,22 @@ func newClusterSuperviseCommand(dir *string) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			binary, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := signalContext()
-			defer cancel()
-			defer klog.Flush()
-			return controlplane.Supervise(ctx, *dir, binary)
+			return superviseHere(*dir)
 		},
 	}
+}
+
+// superviseHere runs the cluster's supervisor in this process until SIGINT
+// or SIGTERM.
+func superviseHere(dir string) error {
+	binary, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	defer klog.Flush()
+	return controlplane.Supervise(ctx, dir, binary)
 }
 
 // runComponent is the body of `kscale cluster component NAME [--] FLAGS`.

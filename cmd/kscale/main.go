@@ -10,10 +10,12 @@ package main
 
 import (
 	"errors"
+	goflag "flag"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 
 	"github.com/kscale/kscale/controlplane"
 )
@@ -37,6 +39,10 @@ func newRootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s: %w (see `%s --help`)", cmd.CommandPath(), err, cmd.CommandPath())}
 	})
+	// klog's flags (--v, --vmodule, ...) for the supervisor's own log.
+	klogFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	root.PersistentFlags().AddGoFlagSet(klogFlags)
 	root.AddCommand(newClusterCommand(), newVersionCommand())
 	return root
 }

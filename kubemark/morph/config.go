@@ -3,7 +3,7 @@ package morph
 import (
 	"fmt"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -48,7 +48,7 @@ type Config struct {
 // Validate checks what can be checked before connecting anywhere. Its errors
 // name the flag and what is allowed.
 func (c *Config) Validate() error {
-	if !contains(Morphs, c.Morph) {
+	if !slices.Contains(Morphs, c.Morph) {
 		return fmt.Errorf("--morph=%q: allowed values are %s", c.Morph, strings.Join(Morphs, ", "))
 	}
 	if c.NodeName == "" {
@@ -104,22 +104,4 @@ func (c *Config) restConfig() (*rest.Config, error) {
 	cfg.QPS = c.QPS
 	cfg.Burst = c.Burst
 	return cfg, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -77,6 +77,21 @@ func assertNoProcesses(t *testing.T, mention string) {
 	}
 }
 
+// assertBadInput checks the house rule for bad input: exit code 2 and one
+// line that says what is wrong.
+func assertBadInput(t *testing.T, r result, want string) {
+	t.Helper()
+	if r.code != 2 {
+		t.Errorf("exit code %d, want 2; stderr:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr %q does not say %q", r.stderr, want)
+	}
+	if lines := strings.Count(strings.TrimSpace(r.stderr), "\n"); lines > 0 {
+		t.Errorf("want one line of error, got:\n%s", r.stderr)
+	}
+}
+
 func TestKubemarkBadInput(t *testing.T) {
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
@@ -97,15 +112,7 @@ func TestKubemarkBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tmp := t.TempDir()
 			r := runBinary(t, binaries.Kubemark, []string{"TMPDIR=" + tmp}, tt.args...)
-			if r.code != 2 {
-				t.Errorf("exit code %d, want 2; stderr:\n%s", r.code, r.stderr)
-			}
-			if !strings.Contains(r.stderr, tt.want) {
-				t.Errorf("stderr %q does not say %q", r.stderr, tt.want)
-			}
-			if lines := strings.Count(strings.TrimSpace(r.stderr), "\n"); lines > 0 {
-				t.Errorf("want one line of error, got:\n%s", r.stderr)
-			}
+			assertBadInput(t, r, tt.want)
 			if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
 				t.Errorf("bad input left files in TMPDIR: %v", entries)
 			}
@@ -155,15 +162,7 @@ func TestKscaleClusterBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"cluster", "up", "--dir", tt.dir}, tt.args...)
 			r := runBinary(t, binaries.KScale, nil, args...)
-			if r.code != 2 {
-				t.Errorf("exit code %d, want 2; stderr:\n%s", r.code, r.stderr)
-			}
-			if !strings.Contains(r.stderr, tt.want) {
-				t.Errorf("stderr %q does not say %q", r.stderr, tt.want)
-			}
-			if lines := strings.Count(strings.TrimSpace(r.stderr), "\n"); lines > 0 {
-				t.Errorf("want one line of error, got:\n%s", r.stderr)
-			}
+			assertBadInput(t, r, tt.want)
 			if tt.dir != c.Dir.Path() {
 				assertNoProcesses(t, tt.dir)
 			}

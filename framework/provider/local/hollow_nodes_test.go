@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +119,7 @@ func TestDeploymentRunsOnHollowKubelets(t *testing.T) {
 		}
 	}
 	for node := range onNode {
-		if !contains(nodes.Names, node) {
+		if !slices.Contains(nodes.Names, node) {
 			t.Errorf("pods placed on %q, not a hollow node of this test", node)
 		}
 	}
@@ -230,13 +231,4 @@ func podSummary(pods *v1.PodList) string {
 		}
 	}
 	return fmt.Sprintf("%d pods, phases %v, %d unscheduled", len(pods.Items), phases, unscheduled)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
