@@ -4,6 +4,9 @@
 //
 //	kubemark --morph=kubelet --name=hollow-0 --kubeconfig=hollow-0.kubeconfig
 //	kubemark --morph=proxy   --name=hollow-0 --kubeconfig=hollow-0.kubeconfig
+//	kubemark --morph=fleet   --nodes=1000 --kubeconfig=admin.kubeconfig
+//
+// The fleet morph runs many hollow nodes in one process (package fleet).
 //
 // Exit codes: 0 after a clean stop (SIGINT, SIGTERM), 1 on failure, 2 for bad
 // flags.
@@ -15,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -26,6 +30,7 @@ import (
 	"k8s.io/klog/v2"
 	utilflag "k8s.io/kubernetes/pkg/util/flag"
 
+	"github.com/kscale/kscale/kubemark/fleet"
 	"github.com/kscale/kscale/kubemark/morph"
 )
 
@@ -33,11 +38,16 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
+// morphs are the values of --morph.
+var morphs = append(append([]string(nil), morph.Morphs...), "fleet")
+
 func run(args []string) int {
 	c := &morph.Config{NodeLabels: map[string]string{}, ExtendedResources: map[string]string{}}
+	fc := fleet.DefaultConfig()
 	fs := pflag.NewFlagSet("kubemark", pflag.ContinueOnError)
 	fs.SetNormalizeFunc(cliflag.WordSepNormalizeFunc)
 	showVersion := addFlags(fs, c)
+	fc.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
 			return 0
@@ -53,7 +63,18 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "kubemark: takes no arguments, got %q\n", fs.Args())
 		return 2
 	}
-	if err := c.Validate(); err != nil {
+	if !slices.Contains(morphs, c.Morph) {
+		fmt.Fprintf(os.Stderr, "kubemark: --morph=%q: allowed values are %s\n", c.Morph, strings.Join(morphs, ", "))
+		return 2
+	}
+	var err error
+	if c.Morph == "fleet" {
+		shareFlags(c, &fc)
+		err = fc.Validate()
+	} else {
+		err = c.Validate()
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "kubemark: %v\n", err)
 		return 2
 	}
@@ -62,12 +83,13 @@ func run(args []string) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
 	klog.InfoS("kubemark", "version", version.Get().GitVersion, "morph", c.Morph, "node", c.NodeName)
-	var err error
 	switch c.Morph {
 	case "kubelet":
 		err = morph.RunKubelet(ctx, c)
 	case "proxy":
 		err = morph.RunProxy(ctx, c)
+	case "fleet":
+		err = runFleet(ctx, &fc)
 	}
 	if err != nil {
 		klog.ErrorS(err, "Hollow node failed", "morph", c.Morph, "node", c.NodeName)
@@ -79,7 +101,7 @@ func run(args []string) int {
 // addFlags registers upstream kubemark's flags (same names and defaults, but
 // for --use-host-image-service) and kscale's additions.
 func addFlags(fs *pflag.FlagSet, c *morph.Config) *bool {
-	fs.StringVar(&c.Morph, "morph", "", "hollow component to run: "+strings.Join(morph.Morphs, " | "))
+	fs.StringVar(&c.Morph, "morph", "", "hollow component to run: "+strings.Join(morphs, " | "))
 	fs.StringVar(&c.NodeName, "name", "fake-node", "name of the hollow node")
 	fs.StringVar(&c.KubeconfigPath, "kubeconfig", "/kubeconfig/kubeconfig", "kubeconfig of the cluster to join")
 	fs.StringVar(&c.BootstrapKubeconfigPath, "bootstrap-kubeconfig", "", "bootstrap kubeconfig: request a client certificate with it and write --kubeconfig")
@@ -117,4 +139,31 @@ func addFlags(fs *pflag.FlagSet, c *morph.Config) *bool {
 	klog.InitFlags(klogFlags)
 	fs.AddGoFlagSet(klogFlags)
 	return fs.Bool("version", false, "print the version and exit")
+}
+
+// shareFlags copies the flags the fleet shares with the kubelet morph.
+func shareFlags(c *morph.Config, fc *fleet.Config) {
+	fc.KubeconfigPath = c.KubeconfigPath
+	fc.ContentType = c.ContentType
+	fc.QPS, fc.Burst = c.QPS, c.Burst
+	fc.NodeLabels = c.NodeLabels
+	fc.RegisterWithTaints = c.RegisterWithTaints
+	fc.MaxPods = c.MaxPods
+	fc.ExtendedResources = c.ExtendedResources
+	fc.Events = c.Events
+}
+
+func runFleet(ctx context.Context, fc *fleet.Config) error {
+	f, err := fleet.New(fc)
+	if err != nil {
+		return err
+	}
+	if fc.MetricsBindAddress != "" {
+		addr, err := f.Serve(ctx, fc.MetricsBindAddress)
+		if err != nil {
+			return err
+		}
+		klog.InfoS("Fleet endpoints", "address", addr.String())
+	}
+	return f.Run(ctx)
 }

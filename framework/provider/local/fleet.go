@@ -1,0 +1,143 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/kscale/kscale/framework/binaries"
+)
+
+// FleetOptions shape one `kubemark --morph=fleet` process.
+type FleetOptions struct {
+	// Group becomes the value of HollowLabel on the fleet's nodes.
+	Group      string
+	Nodes      int
+	NamePrefix string // default "<group>-"
+	StartIndex int
+	// Profile is kubelet (default) or light.
+	Profile string
+	// ExtraArgs are appended to the command line.
+	ExtraArgs []string
+}
+
+// Fleet is a running fleet process.
+type Fleet struct {
+	*HollowProcess
+	Options FleetOptions
+	// Endpoint is the fleet's HTTP base URL: /metrics, /status, /fail, /recover.
+	Endpoint string
+	binary   string
+	args     []string
+}
+
+// StartFleet starts a fleet of hollow nodes whose nodes authenticate as
+// system:node:<name> with certificates the fleet mints from the cluster CA.
+func (c *Cluster) StartFleet(ctx context.Context, opts FleetOptions) (*Fleet, error) {
+	if opts.Group == "" {
+		opts.Group = "fleet"
+	}
+	if opts.NamePrefix == "" {
+		opts.NamePrefix = opts.Group + "-"
+	}
+	if opts.Profile == "" {
+		opts.Profile = "kubelet"
+	}
+	kubemark, err := binaries.Path(ctx, binaries.Kubemark)
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	endpoint := "127.0.0.1:" + strconv.Itoa(port)
+	args := []string{
+		"--morph=fleet",
+		"--nodes=" + strconv.Itoa(opts.Nodes),
+		"--name-prefix=" + opts.NamePrefix,
+		"--start-index=" + strconv.Itoa(opts.StartIndex),
+		"--profile=" + opts.Profile,
+		"--kubeconfig=" + c.Dir.AdminKubeconfig(),
+		"--node-labels=" + HollowLabel + "=" + opts.Group,
+		"--fleet-metrics-bind-address=" + endpoint,
+	}
+	if opts.Profile == "kubelet" {
+		args = append(args, "--ca-cert-file="+c.Dir.CACert(), "--ca-key-file="+c.Dir.CAKey())
+	}
+	args = append(args, opts.ExtraArgs...)
+	f := &Fleet{Options: opts, Endpoint: "http://" + endpoint, binary: kubemark, args: args}
+	if err := f.start(c); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *Fleet) start(c *Cluster) error {
+	p, err := startHollow(f.binary, filepath.Join(c.Dir.Path(), "nodes", f.Options.Group+".fleet.log"), f.args)
+	if err != nil {
+		return err
+	}
+	p.Node, p.Morph = f.Options.NamePrefix+"*", "fleet"
+	f.HollowProcess = p
+	return nil
+}
+
+// Restart starts the same fleet again after it exited (see Kill).
+func (f *Fleet) Restart(c *Cluster) error {
+	select {
+	case <-f.exited:
+	default:
+		return fmt.Errorf("fleet %s still running", f.Options.Group)
+	}
+	return f.start(c)
+}
+
+// Stop sends SIGTERM and waits for the fleet to exit (killing it after 30 s).
+func (f *Fleet) Stop() error { return f.signal(syscall.SIGTERM, 30*time.Second) }
+
+// Kill ends the fleet with SIGKILL: no clean-up, as a crash.
+func (f *Fleet) Kill() error { return f.signal(syscall.SIGKILL, 10*time.Second) }
+
+func (f *Fleet) signal(sig syscall.Signal, wait time.Duration) error {
+	select {
+	case <-f.exited:
+		return fmt.Errorf("fleet %s had exited: %v (log %s)", f.Options.Group, f.err, f.LogFile)
+	default:
+	}
+	_ = f.cmd.Process.Signal(sig)
+	select {
+	case <-f.exited:
+	case <-time.After(wait):
+		_ = f.cmd.Process.Kill()
+		<-f.exited
+		return fmt.Errorf("fleet %s did not exit within %s of %s", f.Options.Group, wait, sig)
+	}
+	return nil
+}
+
+// Call sends an HTTP request to the fleet's endpoint, e.g. Call("POST", "/fail?fraction=0.1").
+func (f *Fleet) Call(ctx context.Context, method, path string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, f.Endpoint+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return body, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, body)
+	}
+	return body, nil
+}

@@ -1,0 +1,453 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+)
+
+// The fleet tests share one 200-node fleet, started on first use next to the
+// shared cluster's kubelet-morph nodes.
+var (
+	fleetOnce sync.Once
+	fleet200  *Fleet
+	fleetErr  error
+)
+
+const fleetNodes = 200
+
+func sharedFleet(t *testing.T) (*Cluster, *Fleet) {
+	t.Helper()
+	c, _ := sharedCluster(t)
+	fleetOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		fleet200, fleetErr = c.StartFleet(ctx, FleetOptions{Group: "fleet", Nodes: fleetNodes})
+		if fleetErr != nil {
+			return
+		}
+		fleetErr = WaitNodesReady(ctx, c.Client, HollowLabel+"=fleet", fleetNodes, testWriter{t})
+		cleanups = append(cleanups, func() error { return fleet200.Stop() })
+	})
+	if fleetErr != nil {
+		t.Fatalf("fleet of %d: %v", fleetNodes, fleetErr)
+	}
+	return c, fleet200
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func fleetMetric(t *testing.T, f *Fleet, name string, labels map[string]string) float64 {
+	t.Helper()
+	fams, err := scrape(http.DefaultClient, f.Endpoint+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, m := range fams[name].GetMetric() {
+		if hasLabels(m, labels) {
+			total += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return total
+}
+
+func TestFleetNodesRegisterAndStayReady(t *testing.T) {
+	c, f := sharedFleet(t)
+	ctx := context.Background()
+	if got := fleetMetric(t, f, "kscale_fleet_watches", nil); got != 6*fleetNodes {
+		t.Errorf("fleet holds %v watches, want 6 per node = %d", got, 6*fleetNodes)
+	}
+	node, err := c.Client.CoreV1().Nodes().Get(ctx, "fleet-7", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node.Spec.ProviderID != "kubemark://fleet-7" || node.Status.NodeInfo.KubeletVersion != "v1.37.2" ||
+		node.Labels["kubernetes.io/hostname"] != "fleet-7" || node.Labels["topology.kubernetes.io/zone"] == "" {
+		t.Errorf("node registered unlike a kubelet: labels %v, providerID %q, version %q", node.Labels, node.Spec.ProviderID, node.Status.NodeInfo.KubeletVersion)
+	}
+
+	// For 60 s: every node Ready, every lease renewed within 15 s.
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: HollowLabel + "=fleet"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range nodes.Items {
+			if !NodeReady(&nodes.Items[i]) {
+				t.Fatalf("%s not Ready", nodes.Items[i].Name)
+			}
+		}
+		leases, err := c.Client.CoordinationV1().Leases("kube-node-lease").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		renewed := 0
+		for _, l := range leases.Items {
+			if strings.HasPrefix(l.Name, "fleet-") {
+				if age := time.Since(l.Spec.RenewTime.Time); age > 15*time.Second {
+					t.Fatalf("lease %s last renewed %v ago", l.Name, age.Round(time.Second))
+				}
+				renewed++
+			}
+		}
+		if renewed != fleetNodes {
+			t.Fatalf("%d fleet leases, want %d", renewed, fleetNodes)
+		}
+		time.Sleep(5 * time.Second)
+	}
+	if errs := fleetMetric(t, f, "kscale_fleet_lease_renewals_total", map[string]string{"result": "error"}); errs != 0 {
+		t.Errorf("%v failed lease renewals", errs)
+	}
+	if ok := fleetMetric(t, f, "kscale_fleet_lease_renewals_total", map[string]string{"result": "ok"}); ok < 4*fleetNodes {
+		t.Errorf("only %v lease renewals in over 60 s for %d nodes", ok, fleetNodes)
+	}
+}
+
+func TestFleetRunsADeploymentOfAThousandPods(t *testing.T) {
+	c, _ := sharedFleet(t)
+	ns := testNamespace(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	const replicas = 1000
+	labels := map[string]string{"app": "fleet-load"}
+	deploy := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "load"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: v1.PodSpec{
+					NodeSelector: map[string]string{HollowLabel: "fleet"},
+					Containers: []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{
+						Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("10m"), v1.ResourceMemory: resource.MustParse("10Mi")},
+					}}},
+				},
+			},
+		},
+	}
+	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pods *v1.PodList
+	err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		pods, err = c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, err
+		}
+		return podPhases(pods)[v1.PodRunning] == replicas, nil
+	})
+	if err != nil {
+		t.Fatalf("%v; %s", err, podSummary(pods))
+	}
+	ips := map[string]string{}
+	for _, p := range pods.Items {
+		if other, dup := ips[p.Status.PodIP]; dup || p.Status.PodIP == "" {
+			t.Fatalf("pod %s has IP %q, also used by %s", p.Name, p.Status.PodIP, other)
+		}
+		ips[p.Status.PodIP] = p.Name
+		if !strings.HasPrefix(p.Spec.NodeName, "fleet-") || p.Status.HostIP == "" || p.Status.StartTime == nil {
+			t.Fatalf("pod %s on %q hostIP %q", p.Name, p.Spec.NodeName, p.Status.HostIP)
+		}
+		cs := p.Status.ContainerStatuses
+		if len(cs) != 1 || cs[0].State.Running == nil || !cs[0].Ready || cs[0].Started == nil || !*cs[0].Started || cs[0].ContainerID == "" {
+			t.Fatalf("pod %s container statuses %+v", p.Name, cs)
+		}
+		conds := map[v1.PodConditionType]v1.ConditionStatus{}
+		for _, c := range p.Status.Conditions {
+			conds[c.Type] = c.Status
+		}
+		for _, typ := range []v1.PodConditionType{v1.PodScheduled, v1.PodReadyToStartContainers, v1.PodInitialized, v1.ContainersReady, v1.PodReady} {
+			if conds[typ] != v1.ConditionTrue {
+				t.Fatalf("pod %s condition %s = %q", p.Name, typ, conds[typ])
+			}
+		}
+	}
+
+	// Scale to 0: the fleet's nodes see the deletions and remove every pod.
+	scale, err := c.Client.AppsV1().Deployments(ns).GetScale(ctx, "load", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale.Spec.Replicas = 0
+	if _, err := c.Client.AppsV1().Deployments(ns).UpdateScale(ctx, "load", scale, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		pods, err = c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		return err == nil && len(pods.Items) == 0, err
+	})
+	if err != nil {
+		t.Fatalf("pods left after scaling to 0: %v; %s", err, podSummary(pods))
+	}
+}
+
+func podPhases(list *v1.PodList) map[v1.PodPhase]int {
+	phases := map[v1.PodPhase]int{}
+	for _, p := range list.Items {
+		phases[p.Status.Phase]++
+	}
+	return phases
+}
+
+// TestFleetAdmissionAndCompletion runs a two-node fleet that admits two pods
+// per node, and binds pods to it directly as a scheduler would.
+func TestFleetAdmissionAndCompletion(t *testing.T) {
+	c, _ := sharedCluster(t)
+	ns := testNamespace(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	f, err := c.StartFleet(ctx, FleetOptions{Group: "admission", Nodes: 2, ExtraArgs: []string{"--max-pods=2", "--cpu=2", "--memory=2Gi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := f.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=admission", 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	bound := func(name, node string, cpu, mem string, mutate func(*v1.Pod)) {
+		p := &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "c", Image: "img", Resources: v1.ResourceRequirements{
+				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(mem)},
+			}}}},
+		}
+		if mutate != nil {
+			mutate(p)
+		}
+		if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPhase := func(name string, phase v1.PodPhase, reason string) {
+		t.Helper()
+		var p *v1.Pod
+		err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			var err error
+			p, err = c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			return err == nil && p.Status.Phase == phase, nil
+		})
+		if err != nil {
+			t.Fatalf("pod %s: phase %q reason %q, want %s %s", name, p.Status.Phase, p.Status.Reason, phase, reason)
+		}
+		if p.Status.Reason != reason {
+			t.Errorf("pod %s: reason %q, want %q (message %q)", name, p.Status.Reason, reason, p.Status.Message)
+		}
+	}
+
+	bound("too-much-cpu", "admission-0", "3", "1Mi", nil)
+	waitPhase("too-much-cpu", v1.PodFailed, "OutOfcpu")
+	bound("too-much-memory", "admission-0", "1m", "3Gi", nil)
+	waitPhase("too-much-memory", v1.PodFailed, "OutOfmemory")
+
+	bound("fits-1", "admission-1", "1m", "1Mi", nil)
+	bound("fits-2", "admission-1", "1m", "1Mi", nil)
+	waitPhase("fits-1", v1.PodRunning, "")
+	waitPhase("fits-2", v1.PodRunning, "")
+	bound("one-too-many", "admission-1", "1m", "1Mi", nil)
+	waitPhase("one-too-many", v1.PodFailed, "OutOfpods")
+
+	bound("batch", "admission-0", "1m", "1Mi", func(p *v1.Pod) {
+		p.Spec.RestartPolicy = v1.RestartPolicyNever
+		p.Annotations = map[string]string{"kscale.io/run-duration": "2s"}
+	})
+	waitPhase("batch", v1.PodSucceeded, "")
+	p, err := c.Client.CoreV1().Pods(ns).Get(ctx, "batch", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	term := p.Status.ContainerStatuses[0].State.Terminated
+	if term == nil || term.ExitCode != 0 || term.FinishedAt.Sub(term.StartedAt.Time) < 2*time.Second {
+		t.Errorf("finished container: %+v, want exit 0 after running 2s", term)
+	}
+}
+
+func TestFleetNodeFailureAndRecovery(t *testing.T) {
+	c, f := sharedFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	body, err := f.Call(ctx, "POST", "/fail?fraction=0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed struct{ Failed []string }
+	if err := json.Unmarshal(body, &failed); err != nil {
+		t.Fatal(err)
+	}
+	if len(failed.Failed) != fleetNodes/10 {
+		t.Fatalf("failed %d nodes, want %d", len(failed.Failed), fleetNodes/10)
+	}
+	want := map[string]bool{}
+	for _, n := range failed.Failed {
+		want[n] = true
+	}
+	notReady := func() (map[string]bool, error) {
+		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: HollowLabel + "=fleet"})
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]bool{}
+		for i := range nodes.Items {
+			if !NodeReady(&nodes.Items[i]) {
+				out[nodes.Items[i].Name] = true
+			}
+		}
+		return out, nil
+	}
+	var got map[string]bool
+	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
+		got, err = notReady()
+		return err == nil && len(got) >= len(want), err
+	})
+	if err != nil {
+		t.Fatalf("node lifecycle controller marked %d NotReady, want %d: %v", len(got), len(want), err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("NotReady nodes %v, want exactly the failed %v", keys(got), keys(want))
+	}
+
+	if _, err := f.Call(ctx, "POST", "/recover"); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
+		got, err = notReady()
+		return err == nil && len(got) == 0, err
+	})
+	if err != nil {
+		t.Fatalf("after recovery still NotReady: %v (%v)", keys(got), err)
+	}
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestFleetRestartAdoptsNodesAndPods kills a fleet with running pods and
+// starts it again: the same Node and Pod objects are taken over, nothing is
+// created twice.
+func TestFleetRestartAdoptsNodesAndPods(t *testing.T) {
+	c, _ := sharedCluster(t)
+	ns := testNamespace(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	const nodes, replicas = 10, 40
+	f, err := c.StartFleet(ctx, FleetOptions{Group: "restart", Nodes: nodes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=restart", nodes, nil); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"app": "restart"}
+	_, err = c.Client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "restart"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: v1.PodSpec{
+					NodeSelector: map[string]string{HollowLabel: "restart"},
+					Containers:   []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
+				},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := func() (*v1.PodList, error) {
+		var pods *v1.PodList
+		err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+			var err error
+			pods, err = c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			return err == nil && podPhases(pods)[v1.PodRunning] == replicas && len(pods.Items) == replicas, err
+		})
+		return pods, err
+	}
+	before, err := running()
+	if err != nil {
+		t.Fatalf("pods before the restart: %v; %s", err, podSummary(before))
+	}
+	nodeUIDs := func() map[string]string {
+		list, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: HollowLabel + "=restart"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, n := range list.Items {
+			out[n.Name] = string(n.UID)
+		}
+		return out
+	}
+	uidsBefore := nodeUIDs()
+
+	if err := f.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Restart(c); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
+		return fleetMetric(t, f, "kscale_fleet_node_registrations_total", nil) == nodes, nil
+	})
+	if err != nil {
+		t.Fatalf("restarted fleet did not register its %d nodes: %v", nodes, err)
+	}
+	if got := fleetMetric(t, f, "kscale_fleet_nodes_adopted_total", nil); got != nodes {
+		t.Errorf("adopted %v nodes, want %d", got, nodes)
+	}
+	if got := nodeUIDs(); fmt.Sprint(got) != fmt.Sprint(uidsBefore) {
+		t.Errorf("nodes were recreated: UIDs %v, before %v", got, uidsBefore)
+	}
+	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
+		return fleetMetric(t, f, "kscale_fleet_pods_adopted_total", nil) == replicas, nil
+	})
+	if err != nil {
+		t.Errorf("adopted %v pods, want %d", fleetMetric(t, f, "kscale_fleet_pods_adopted_total", nil), replicas)
+	}
+	after, err := running()
+	if err != nil {
+		t.Fatalf("pods after the restart: %v; %s", err, podSummary(after))
+	}
+	was := map[string]string{}
+	for _, p := range before.Items {
+		was[string(p.UID)] = p.Status.PodIP
+	}
+	for _, p := range after.Items {
+		ip, ok := was[string(p.UID)]
+		if !ok || ip != p.Status.PodIP {
+			t.Errorf("pod %s (uid %s, IP %s) was not there before the restart with that IP", p.Name, p.UID, p.Status.PodIP)
+		}
+	}
+}

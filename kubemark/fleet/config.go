@@ -1,0 +1,260 @@
+package fleet
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Profiles of API traffic a fleet can send.
+const (
+	// ProfileKubelet: every node with its own identity, connection, six
+	// watches, heartbeats, status patches and events — a kubelet on the wire.
+	ProfileKubelet = "kubelet"
+	// ProfileLight: one shared credential and connection, one shared pod
+	// watch and node watch for the fleet, heartbeats and pod status patches
+	// per node, no events.
+	ProfileLight = "light"
+)
+
+// Config is the command line of a fleet.
+type Config struct {
+	Nodes      int
+	NamePrefix string
+	StartIndex int
+	// Names, when set, replaces NamePrefix+index naming.
+	Names []string
+
+	KubeconfigPath string
+	// CACertFile and CAKeyFile let the fleet mint a client certificate per
+	// node (system:node:<name>, group system:nodes) from the cluster's CA.
+	// Without them every node uses the kubeconfig's credential.
+	CACertFile, CAKeyFile string
+	ContentType           string
+	// QPS and Burst limit each node's client, as a kubelet's --kube-api-qps.
+	QPS   float32
+	Burst int
+
+	Profile string
+
+	Zones              []string
+	NodeLabels         map[string]string
+	RegisterWithTaints []v1.Taint
+	CPU                resource.Quantity
+	Memory             resource.Quantity
+	EphemeralStorage   resource.Quantity
+	MaxPods            int
+	ExtendedResources  map[string]string
+	// NodeIPCIDR gives each node a unique InternalIP: the (StartIndex+i+1)th
+	// address of the range.
+	NodeIPCIDR string
+	// FallbackPodCIDR is cut into one /24 per node for pod IPs when the
+	// controller-manager assigns no podCIDR.
+	FallbackPodCIDR string
+
+	PodStartDelay Delay
+	Events        bool
+
+	LeaseDuration         time.Duration
+	StatusReportFrequency time.Duration
+	Workers               int
+
+	FailNodes          float64
+	MetricsBindAddress string
+	DeleteNodesOnExit  bool
+}
+
+// DefaultConfig returns the defaults of the fleet's flags.
+func DefaultConfig() Config {
+	return Config{
+		Nodes:                 1,
+		NamePrefix:            "hollow-node-",
+		KubeconfigPath:        "/kubeconfig/kubeconfig",
+		ContentType:           "application/vnd.kubernetes.protobuf",
+		QPS:                   50, // the kubelet's default
+		Burst:                 100,
+		Profile:               ProfileKubelet,
+		Zones:                 []string{"zone-a", "zone-b", "zone-c"},
+		NodeLabels:            map[string]string{},
+		ExtendedResources:     map[string]string{},
+		CPU:                   resource.MustParse("4"),
+		Memory:                resource.MustParse("16Gi"),
+		EphemeralStorage:      resource.MustParse("100Gi"),
+		MaxPods:               110,
+		NodeIPCIDR:            "100.64.0.0/10",
+		FallbackPodCIDR:       "10.128.0.0/9",
+		Events:                true,
+		LeaseDuration:         40 * time.Second,
+		StatusReportFrequency: 5 * time.Minute,
+		Workers:               32,
+		MetricsBindAddress:    "127.0.0.1:10269",
+	}
+}
+
+// AddFlags registers the fleet's flags. Flags shared with the kubelet morph
+// (--kubeconfig, --node-labels, --register-with-taints, --max-pods,
+// --extended-resources, --kube-api-*) are registered by the caller and bound
+// to the same fields through BindShared.
+func (c *Config) AddFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&c.Nodes, "nodes", c.Nodes, "fleet: number of hollow nodes in this process")
+	fs.StringVar(&c.NamePrefix, "name-prefix", c.NamePrefix, "fleet: node names are this prefix plus an index")
+	fs.IntVar(&c.StartIndex, "start-index", c.StartIndex, "fleet: index of the first node (for several fleets in one cluster)")
+	fs.StringSliceVar(&c.Names, "node-names", c.Names, "fleet: explicit node names instead of --name-prefix and --nodes")
+	fs.StringVar(&c.CACertFile, "ca-cert-file", c.CACertFile, "fleet: CA certificate to mint per-node client certificates with (needs --ca-key-file)")
+	fs.StringVar(&c.CAKeyFile, "ca-key-file", c.CAKeyFile, "fleet: CA key to mint per-node client certificates with")
+	fs.StringVar(&c.Profile, "profile", c.Profile, "fleet: API traffic profile: kubelet | light")
+	fs.StringSliceVar(&c.Zones, "zones", c.Zones, "fleet: topology.kubernetes.io/zone values, spread over the nodes round robin")
+	fs.Var(quantityValue{&c.CPU}, "cpu", "fleet: CPU capacity of each node")
+	fs.Var(quantityValue{&c.Memory}, "memory", "fleet: memory capacity of each node")
+	fs.Var(quantityValue{&c.EphemeralStorage}, "ephemeral-storage", "fleet: ephemeral-storage capacity of each node")
+	fs.StringVar(&c.NodeIPCIDR, "node-ip-cidr", c.NodeIPCIDR, "fleet: range of the nodes' unique InternalIPs")
+	fs.StringVar(&c.FallbackPodCIDR, "fallback-pod-cidr", c.FallbackPodCIDR, "fleet: range cut into one /24 per node for pod IPs when a node has no podCIDR")
+	fs.Var(&c.PodStartDelay, "pod-start-delay", "fleet: time from admission to Running: a duration, uniform:MIN-MAX, normal:MEAN,STDDEV or exp:MEAN (pod annotation kscale.io/start-delay overrides)")
+	fs.DurationVar(&c.LeaseDuration, "node-lease-duration", c.LeaseDuration, "fleet: Lease duration; renewed every quarter of it, as the kubelet does")
+	fs.DurationVar(&c.StatusReportFrequency, "node-status-report-frequency", c.StatusReportFrequency, "fleet: node status is patched at least this often")
+	fs.IntVar(&c.Workers, "workers", c.Workers, "fleet: concurrent API calls of the whole fleet")
+	fs.Float64Var(&c.FailNodes, "fail-nodes", c.FailNodes, "fleet: fraction of nodes (0..1) whose heartbeats stop from the start")
+	fs.StringVar(&c.MetricsBindAddress, "fleet-metrics-bind-address", c.MetricsBindAddress, "fleet: host:port for /metrics, /healthz and the fault endpoints; empty for none")
+	fs.BoolVar(&c.DeleteNodesOnExit, "delete-nodes-on-exit", c.DeleteNodesOnExit, "fleet: delete the fleet's Nodes on SIGTERM")
+}
+
+// NodeNames returns the names of the fleet's nodes.
+func (c *Config) NodeNames() []string {
+	if len(c.Names) > 0 {
+		return c.Names
+	}
+	names := make([]string, c.Nodes)
+	for i := range names {
+		names[i] = c.NamePrefix + strconv.Itoa(c.StartIndex+i)
+	}
+	return names
+}
+
+// Validate checks the flags; its errors name the flag and what is allowed.
+func (c *Config) Validate() error {
+	if len(c.Names) == 0 && c.Nodes <= 0 {
+		return fmt.Errorf("--nodes=%d: must be at least 1", c.Nodes)
+	}
+	if c.StartIndex < 0 {
+		return fmt.Errorf("--start-index=%d: must not be negative", c.StartIndex)
+	}
+	seen := map[string]bool{}
+	for _, n := range c.NodeNames() {
+		if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
+			return fmt.Errorf("node name %q (from --name-prefix/--node-names): %s", n, strings.Join(errs, "; "))
+		}
+		if seen[n] {
+			return fmt.Errorf("--node-names: %q given twice", n)
+		}
+		seen[n] = true
+	}
+	if c.Profile != ProfileKubelet && c.Profile != ProfileLight {
+		return fmt.Errorf("--profile=%q: allowed values are kubelet, light", c.Profile)
+	}
+	if err := readable(c.KubeconfigPath); err != nil {
+		return fmt.Errorf("--kubeconfig=%q: %v", c.KubeconfigPath, err)
+	}
+	if (c.CACertFile == "") != (c.CAKeyFile == "") {
+		return fmt.Errorf("--ca-cert-file and --ca-key-file go together")
+	}
+	for _, f := range []struct{ flag, path string }{{"--ca-cert-file", c.CACertFile}, {"--ca-key-file", c.CAKeyFile}} {
+		if f.path == "" {
+			continue
+		}
+		if err := readable(f.path); err != nil {
+			return fmt.Errorf("%s=%q: %v", f.flag, f.path, err)
+		}
+	}
+	for _, z := range c.Zones {
+		if errs := validation.IsValidLabelValue(z); len(errs) > 0 {
+			return fmt.Errorf("--zones: %q: %s", z, strings.Join(errs, "; "))
+		}
+	}
+	for k, v := range c.NodeLabels {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return fmt.Errorf("--node-labels: key %q: %s", k, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			return fmt.Errorf("--node-labels: value %q of %q: %s", v, k, strings.Join(errs, "; "))
+		}
+	}
+	for name, q := range c.ExtendedResources {
+		if _, err := resource.ParseQuantity(q); err != nil {
+			return fmt.Errorf("--extended-resources: %s=%q: not a quantity", name, q)
+		}
+	}
+	if c.CPU.Sign() <= 0 || c.Memory.Sign() <= 0 || c.EphemeralStorage.Sign() < 0 {
+		return fmt.Errorf("--cpu=%s --memory=%s --ephemeral-storage=%s: capacities must be positive", &c.CPU, &c.Memory, &c.EphemeralStorage)
+	}
+	if c.MaxPods <= 0 {
+		return fmt.Errorf("--max-pods=%d: must be greater than 0", c.MaxPods)
+	}
+	if _, ipNet, err := net.ParseCIDR(c.NodeIPCIDR); err != nil || ipNet.IP.To4() == nil {
+		return fmt.Errorf("--node-ip-cidr=%q: want an IPv4 CIDR like 100.64.0.0/10", c.NodeIPCIDR)
+	} else if ones, bits := ipNet.Mask.Size(); 1<<(bits-ones) < c.StartIndex+len(c.NodeNames())+2 {
+		return fmt.Errorf("--node-ip-cidr=%s: too small for %d nodes from index %d", c.NodeIPCIDR, len(c.NodeNames()), c.StartIndex)
+	}
+	if _, ipNet, err := net.ParseCIDR(c.FallbackPodCIDR); err != nil || ipNet.IP.To4() == nil {
+		return fmt.Errorf("--fallback-pod-cidr=%q: want an IPv4 CIDR like 10.128.0.0/9", c.FallbackPodCIDR)
+	} else if ones, _ := ipNet.Mask.Size(); ones > 24 {
+		return fmt.Errorf("--fallback-pod-cidr=%s: must be /24 or larger", c.FallbackPodCIDR)
+	}
+	if c.LeaseDuration < 4*time.Second {
+		return fmt.Errorf("--node-lease-duration=%s: must be at least 4s", c.LeaseDuration)
+	}
+	if c.StatusReportFrequency <= 0 {
+		return fmt.Errorf("--node-status-report-frequency=%s: must be positive", c.StatusReportFrequency)
+	}
+	if c.Workers <= 0 {
+		return fmt.Errorf("--workers=%d: must be at least 1", c.Workers)
+	}
+	if c.FailNodes < 0 || c.FailNodes > 1 {
+		return fmt.Errorf("--fail-nodes=%v: a fraction in 0..1", c.FailNodes)
+	}
+	if c.MetricsBindAddress != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsBindAddress); err != nil {
+			return fmt.Errorf("--fleet-metrics-bind-address=%q: want host:port", c.MetricsBindAddress)
+		}
+	}
+	return nil
+}
+
+func readable(path string) error {
+	if path == "" {
+		return fmt.Errorf("required")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("cannot be read: %v", err)
+	}
+	return f.Close()
+}
+
+// quantityValue adapts a resource.Quantity to pflag.
+type quantityValue struct{ q *resource.Quantity }
+
+func (v quantityValue) String() string {
+	if v.q == nil {
+		return ""
+	}
+	return v.q.String()
+}
+
+func (v quantityValue) Set(s string) error {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a quantity (examples: 4, 500m, 16Gi)", s)
+	}
+	*v.q = q
+	return nil
+}
+
+func (v quantityValue) Type() string { return "quantity" }

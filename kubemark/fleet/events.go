@@ -1,0 +1,46 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// eventRecorder posts kubelet-style events (source component "kubelet", host
+// the node). Like the kubelet's broadcaster it sends them in the background:
+// they never delay heartbeats or pod status.
+type eventRecorder struct{ fleet *Fleet }
+
+func (r *eventRecorder) record(n *node, ref *v1.ObjectReference, eventType, reason, message string) {
+	now := metav1.NewTime(time.Now())
+	namespace := ref.Namespace
+	if namespace == "" {
+		namespace = metav1.NamespaceDefault
+	}
+	ev := &v1.Event{
+		ObjectMeta: metav1.ObjectMeta{
+			// The kubelet names events <object>.<hex nanoseconds>.
+			Name:      fmt.Sprintf("%s.%x", ref.Name, now.UnixNano()),
+			Namespace: namespace,
+		},
+		InvolvedObject:      *ref,
+		Reason:              reason,
+		Message:             message,
+		Source:              v1.EventSource{Component: "kubelet", Host: n.name},
+		FirstTimestamp:      now,
+		LastTimestamp:       now,
+		Count:               1,
+		Type:                eventType,
+		ReportingController: "kubelet",
+		ReportingInstance:   n.name,
+	}
+	r.fleet.sched.Now(priorityEvents, func(ctx context.Context) {
+		err := n.client.Post().AbsPath("/api/v1/namespaces", namespace, "events").Body(ev).Do(ctx).Error()
+		if err != nil && ctx.Err() == nil {
+			r.fleet.metrics.apiError(err)
+		}
+	})
+}

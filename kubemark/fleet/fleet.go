@@ -1,0 +1,350 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+)
+
+// Fleet is a set of hollow nodes sharing one process.
+type Fleet struct {
+	cfg    *Config
+	name   string // value of FleetLabel on every node
+	nodes  []*node
+	byName map[string]*node
+
+	sched   *scheduler
+	clients *clientFactory
+	shared  *rest.RESTClient // the light profile's one client
+	watcher *watcher
+	events  *eventRecorder // nil: no events
+	metrics *metrics
+
+	capacity, allocatable v1.ResourceList
+	startedAt             time.Time
+	bootID                string
+	fallbackPodBase       net.IP
+	fallbackPodRanges     int
+
+	watchCtx context.Context
+	watches  sync.WaitGroup
+}
+
+// New prepares a fleet from a validated Config; Run starts it.
+func New(cfg *Config) (*Fleet, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	clients, err := newClientFactory(cfg)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fleet{
+		cfg:       cfg,
+		name:      strings.TrimSuffix(cfg.NamePrefix, "-"),
+		byName:    map[string]*node{},
+		sched:     newScheduler(),
+		clients:   clients,
+		startedAt: time.Now(),
+		bootID:    string(uuid.NewUUID()),
+	}
+	if f.watcher, err = newWatcher(f, cfg.ContentType); err != nil {
+		return nil, err
+	}
+	if cfg.Events && cfg.Profile == ProfileKubelet {
+		f.events = &eventRecorder{fleet: f}
+	}
+	f.capacity, f.allocatable = capacityFor(cfg)
+	_, nodeNet, _ := net.ParseCIDR(cfg.NodeIPCIDR)
+	_, podNet, _ := net.ParseCIDR(cfg.FallbackPodCIDR)
+	f.fallbackPodBase = podNet.IP.To4()
+	ones, _ := podNet.Mask.Size()
+	f.fallbackPodRanges = 1 << (24 - ones)
+	for i, name := range cfg.NodeNames() {
+		n := &node{
+			fleet:    f,
+			index:    cfg.StartIndex + i,
+			name:     name,
+			ip:       nodeIP(nodeNet.IP, cfg.StartIndex+i+1),
+			pods:     map[types.UID]*pod{},
+			ipsInUse: map[uint32]bool{},
+		}
+		if len(cfg.Zones) > 0 {
+			n.zone = cfg.Zones[n.index%len(cfg.Zones)]
+		}
+		f.nodes = append(f.nodes, n)
+		f.byName[name] = n
+	}
+	f.metrics = newMetrics(f)
+	return f, nil
+}
+
+// Run registers every node and keeps the fleet alive until ctx ends; then it
+// stops its watches and, with --delete-nodes-on-exit, deletes its Nodes.
+func (f *Fleet) Run(ctx context.Context) error {
+	watchCtx, stopWatches := context.WithCancel(ctx)
+	defer stopWatches()
+	f.watchCtx = watchCtx
+	if f.cfg.Profile == ProfileLight {
+		shared, err := f.clients.shared()
+		if err != nil {
+			return err
+		}
+		f.shared = shared
+		f.startSharedWatches()
+	}
+	failing := f.pickNodes(f.cfg.FailNodes)
+	for _, n := range failing {
+		n.failed = true
+	}
+	// Registrations are queued in order at background priority: heartbeats
+	// of registered nodes always go first.
+	for _, n := range f.nodes {
+		f.sched.Now(priorityBackground, n.register)
+	}
+	klog.InfoS("Fleet starting", "nodes", len(f.nodes), "profile", f.cfg.Profile, "ownIdentity", f.clients.ownIdentity(), "failedFromStart", len(failing))
+	f.sched.Run(ctx, f.cfg.Workers)
+
+	stopWatches()
+	f.watches.Wait()
+	if f.cfg.DeleteNodesOnExit {
+		return f.deleteNodes()
+	}
+	return nil
+}
+
+// nodeClient returns the API client a node uses.
+func (f *Fleet) nodeClient(name string) (*rest.RESTClient, error) {
+	if f.cfg.Profile == ProfileLight {
+		return f.shared, nil
+	}
+	return f.clients.forNode(name)
+}
+
+// nodeRegistered starts what a node does once registered: in the kubelet
+// profile, its six watches and its start-up events.
+func (f *Fleet) nodeRegistered(_ context.Context, n *node) {
+	if f.cfg.Profile != ProfileKubelet {
+		return
+	}
+	byNode := func(field string) url.Values {
+		return url.Values{"fieldSelector": {fields.OneTermEqualSelector(field, n.name).String()}}
+	}
+	specs := []watchSpec{
+		{name: "nodes", path: "/api/v1/nodes", params: byNode("metadata.name"), handle: n.observeNode},
+		{name: "pods", path: "/api/v1/pods", params: byNode("spec.nodeName"), handle: func(t watch.EventType, o runtime.Object) {
+			if p, ok := o.(*v1.Pod); ok {
+				n.observePod(t, p)
+			}
+		}},
+		{name: "services", path: "/api/v1/services", params: url.Values{"fieldSelector": {fields.OneTermNotEqualSelector("spec.clusterIP", v1.ClusterIPNone).String()}}},
+		{name: "runtimeclasses", path: "/apis/node.k8s.io/v1/runtimeclasses"},
+		{name: "csidrivers", path: "/apis/storage.k8s.io/v1/csidrivers"},
+		{name: "podcertificaterequests", path: "/apis/certificates.k8s.io/v1/podcertificaterequests", params: byNode("spec.nodeName")},
+	}
+	for _, spec := range specs {
+		f.startWatch(n.client, spec)
+	}
+	if f.events != nil {
+		n.mu.Lock()
+		ref := &v1.ObjectReference{Kind: "Node", Name: n.name, UID: types.UID(n.name)}
+		n.mu.Unlock()
+		for _, e := range []struct{ reason, message string }{
+			{"Starting", "Starting kubelet."},
+			{"NodeHasSufficientMemory", "Node " + n.name + " status is now: NodeHasSufficientMemory"},
+			{"NodeHasNoDiskPressure", "Node " + n.name + " status is now: NodeHasNoDiskPressure"},
+			{"NodeHasSufficientPID", "Node " + n.name + " status is now: NodeHasSufficientPID"},
+			{"NodeAllocatableEnforced", "Updated Node Allocatable limit across pods"},
+		} {
+			f.events.record(n, ref, v1.EventTypeNormal, e.reason, e.message)
+		}
+	}
+}
+
+// startSharedWatches starts the light profile's two watches: the pods bound
+// to any node, and the fleet's nodes; events go to the node they concern.
+func (f *Fleet) startSharedWatches() {
+	f.startWatch(f.shared, watchSpec{
+		name: "pods", path: "/api/v1/pods",
+		params: url.Values{"fieldSelector": {fields.OneTermNotEqualSelector("spec.nodeName", "").String()}},
+		handle: func(t watch.EventType, o runtime.Object) {
+			if p, ok := o.(*v1.Pod); ok {
+				if n := f.byName[p.Spec.NodeName]; n != nil {
+					n.observePod(t, p)
+				}
+			}
+		},
+	})
+	f.startWatch(f.shared, watchSpec{
+		name: "nodes", path: "/api/v1/nodes",
+		params: url.Values{"labelSelector": {FleetLabel + "=" + f.name}},
+		handle: func(t watch.EventType, o runtime.Object) {
+			if nd, ok := o.(*v1.Node); ok {
+				if n := f.byName[nd.Name]; n != nil {
+					n.observeNode(t, nd)
+				}
+			}
+		},
+	})
+}
+
+func (f *Fleet) startWatch(client *rest.RESTClient, spec watchSpec) {
+	f.watches.Add(1)
+	go func() {
+		defer f.watches.Done()
+		f.watcher.run(f.watchCtx, client, spec)
+	}()
+}
+
+// observeNode follows the node's own Node object: the podCIDR the
+// controller-manager assigns, and a deletion, after which the node registers
+// again as a kubelet would.
+func (n *node) observeNode(t watch.EventType, o runtime.Object) {
+	nd, ok := o.(*v1.Node)
+	if !ok || nd.Name != n.name {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if t == watch.Deleted {
+		if n.registered && n.fleet.watchCtx.Err() == nil {
+			n.registered = false
+			n.fleet.sched.After(time.Second, priorityBackground, n.register)
+		}
+		return
+	}
+	n.uid = nd.UID
+	n.setPodCIDR(nd.Spec.PodCIDR)
+}
+
+// pickNodes returns about fraction of the nodes, evenly spread over the fleet.
+func (f *Fleet) pickNodes(fraction float64) []*node {
+	k := int(fraction*float64(len(f.nodes)) + 0.5)
+	picked := make([]*node, 0, k)
+	for i := range k {
+		picked = append(picked, f.nodes[i*len(f.nodes)/k])
+	}
+	return picked
+}
+
+// setFailed stops (failed=true) or resumes the heartbeats of nodes. Resumed
+// nodes renew their Lease and report status at once, as a kubelet does when
+// it gets its connection back.
+func (f *Fleet) setFailed(nodes []*node, failed bool) {
+	for _, n := range nodes {
+		n.mu.Lock()
+		was := n.failed
+		n.failed = failed
+		n.mu.Unlock()
+		if was && !failed {
+			f.sched.Now(priorityHeartbeat, n.renewLease)
+			f.sched.Now(priorityBackground, func(ctx context.Context) {
+				if err := n.patchStatus(ctx); err != nil {
+					f.metrics.apiError(err)
+				}
+			})
+		}
+	}
+}
+
+// deleteNodes removes the fleet's Nodes (their Leases and pods go with them
+// through garbage collection and the pod GC).
+func (f *Fleet) deleteNodes() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	work := make(chan *node)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	failed := 0
+	for range min(f.cfg.Workers, len(f.nodes)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range work {
+				if n.client == nil {
+					continue
+				}
+				err := n.client.Delete().AbsPath("/api/v1/nodes", n.name).Do(ctx).Error()
+				if err != nil && !apierrors.IsNotFound(err) {
+					mu.Lock()
+					failed++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, n := range f.nodes {
+		work <- n
+	}
+	close(work)
+	wg.Wait()
+	if failed > 0 {
+		return fmt.Errorf("deleting nodes: %d of %d failed", failed, len(f.nodes))
+	}
+	return nil
+}
+
+// snapshot summarises the nodes' state for metrics and the status endpoint.
+type fleetSnapshot struct {
+	registered, ready, failed, pods int
+	maxLeaseAge                     time.Duration
+}
+
+func (f *Fleet) snapshot() fleetSnapshot {
+	var s fleetSnapshot
+	now := time.Now()
+	for _, n := range f.nodes {
+		n.mu.Lock()
+		if n.registered {
+			s.registered++
+			age := now.Sub(n.renewedAt)
+			if n.failed {
+				s.failed++
+			} else {
+				s.maxLeaseAge = max(s.maxLeaseAge, age)
+				if age < f.cfg.LeaseDuration {
+					s.ready++
+				}
+			}
+		}
+		s.pods += len(n.pods)
+		n.mu.Unlock()
+	}
+	return s
+}
+
+// renewInterval is the kubelet's: a quarter of the lease duration, plus up
+// to 4 % jitter.
+func (f *Fleet) renewInterval() time.Duration { return jitter(f.cfg.LeaseDuration/4, 0.04) }
+
+// backoff is the wait before retry number failures (0 or 1: the first):
+// 1 s doubling to 30 s, jittered so that retries of many nodes spread out.
+func (f *Fleet) backoff(failures int) time.Duration {
+	d := time.Second << min(max(failures-1, 0), 5)
+	return jitter(min(d, 30*time.Second), 0.5)
+}
+
+func (f *Fleet) draw(d Delay) time.Duration { return d.Draw() }
+
+// fallbackIndex maps a node to one of the /24s of the fallback pod range.
+func (f *Fleet) fallbackIndex(i int) int { return i % f.fallbackPodRanges }
+
+// jitter returns d plus up to factor×d.
+func jitter(d time.Duration, factor float64) time.Duration {
+	return d + time.Duration(rand.Float64()*factor*float64(d))
+}

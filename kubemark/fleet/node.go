@@ -1,0 +1,370 @@
+package fleet
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+)
+
+// Labels and values every hollow node carries.
+const (
+	// FleetLabel names the fleet a node belongs to; the light profile's
+	// shared node watch selects on it.
+	FleetLabel     = "kscale.io/fleet"
+	kubeletVersion = "v1.37.2"
+	runtimeVersion = "fake://0.1.0"
+	leaseNamespace = "kube-node-lease"
+	kubeletPort    = 10250
+)
+
+// node is one hollow node: its identity, its registration, and the pods bound
+// to it. Periodic work runs on the fleet's scheduler; only its watches have
+// goroutines of their own.
+type node struct {
+	fleet  *Fleet
+	index  int
+	name   string
+	zone   string
+	ip     net.IP
+	client *rest.RESTClient
+
+	mu         sync.Mutex
+	uid        types.UID
+	registered bool
+	podCIDR    *net.IPNet
+	lease      *coordinationv1.Lease
+	renewedAt  time.Time // last successful lease renewal
+	failed     bool      // fault injection: heartbeats stopped
+	leaseFails int       // consecutive failed renewals, for the retry backoff
+	pods       map[types.UID]*pod
+	used       usage
+	ipsInUse   map[uint32]bool
+}
+
+func (n *node) logger() klog.Logger { return klog.Background().WithValues("node", n.name) }
+
+// register creates the Node (or adopts an existing one of the same name),
+// then its Lease, then starts heartbeats, status reports and watches.
+func (n *node) register(ctx context.Context) {
+	f := n.fleet
+	if n.client == nil {
+		c, err := f.nodeClient(n.name)
+		if err != nil {
+			n.logger().Error(err, "Creating the node's client")
+			f.sched.After(f.backoff(0), priorityBackground, n.register)
+			return
+		}
+		n.client = c
+	}
+	obj := n.nodeObject()
+	created := &v1.Node{}
+	err := n.client.Post().AbsPath("/api/v1/nodes").Body(obj).Do(ctx).Into(created)
+	if apierrors.IsAlreadyExists(err) {
+		created, err = n.adopt(ctx)
+	}
+	if err != nil {
+		f.metrics.apiError(err)
+		if ctx.Err() == nil {
+			n.logger().V(2).Info("Registration failed; retrying", "err", err)
+			f.sched.After(f.backoff(1), priorityBackground, n.register)
+		}
+		return
+	}
+	n.mu.Lock()
+	n.uid = created.UID
+	n.setPodCIDR(created.Spec.PodCIDR)
+	n.mu.Unlock()
+	n.ensureLease(ctx)
+}
+
+// adopt takes over a Node left by an earlier run of the fleet: it reports
+// fresh status on it rather than failing.
+func (n *node) adopt(ctx context.Context) (*v1.Node, error) {
+	existing := &v1.Node{}
+	if err := n.client.Get().AbsPath("/api/v1/nodes", n.name).Do(ctx).Into(existing); err != nil {
+		return nil, err
+	}
+	n.fleet.metrics.adopted.Inc()
+	if err := n.patchStatus(ctx); err != nil {
+		return nil, err
+	}
+	return existing, nil
+}
+
+// ensureLease reads the node's Lease and creates it when missing, as the
+// kubelet's lease controller does on its first sync.
+func (n *node) ensureLease(ctx context.Context) {
+	f := n.fleet
+	lease := &coordinationv1.Lease{}
+	err := n.client.Get().AbsPath("/apis/coordination.k8s.io/v1/namespaces", leaseNamespace, "leases", n.name).Do(ctx).Into(lease)
+	if apierrors.IsNotFound(err) {
+		lease = n.newLease()
+		err = n.client.Post().AbsPath("/apis/coordination.k8s.io/v1/namespaces", leaseNamespace, "leases").Body(lease).Do(ctx).Into(lease)
+	}
+	if err != nil {
+		f.metrics.apiError(err)
+		if ctx.Err() == nil {
+			f.sched.After(f.backoff(1), priorityBackground, n.ensureLease)
+		}
+		return
+	}
+	n.mu.Lock()
+	n.lease = lease
+	n.renewedAt = time.Now()
+	n.registered = true
+	n.mu.Unlock()
+	f.metrics.registered.Inc()
+	f.nodeRegistered(ctx, n)
+	f.sched.After(f.renewInterval(), priorityHeartbeat, n.renewLease)
+	f.sched.After(jitter(f.cfg.StatusReportFrequency, 0.1), priorityBackground, n.reportStatus)
+}
+
+func (n *node) newLease() *coordinationv1.Lease {
+	n.mu.Lock()
+	uid := n.uid
+	n.mu.Unlock()
+	now := metav1.NewMicroTime(time.Now())
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      n.name,
+			Namespace: leaseNamespace,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "v1", Kind: "Node", Name: n.name, UID: uid,
+			}},
+		},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity:       ptr.To(n.name),
+			LeaseDurationSeconds: ptr.To(int32(n.fleet.cfg.LeaseDuration / time.Second)),
+			RenewTime:            &now,
+		},
+	}
+}
+
+// renewLease updates the Lease's renewTime — one PUT, as the kubelet does
+// with the lease it last wrote — and schedules the next renewal.
+func (n *node) renewLease(ctx context.Context) {
+	f := n.fleet
+	n.mu.Lock()
+	if n.failed {
+		n.mu.Unlock()
+		f.sched.After(f.renewInterval(), priorityHeartbeat, n.renewLease)
+		return
+	}
+	lease := n.lease.DeepCopy()
+	n.mu.Unlock()
+	lease.Spec.RenewTime = ptr.To(metav1.NewMicroTime(time.Now()))
+
+	start := time.Now()
+	updated := &coordinationv1.Lease{}
+	err := n.client.Put().AbsPath("/apis/coordination.k8s.io/v1/namespaces", leaseNamespace, "leases", n.name).Body(lease).Do(ctx).Into(updated)
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		// Someone else wrote it (or deleted it): read it back, as the kubelet does.
+		f.metrics.leaseRenewals.WithLabelValues("conflict").Inc()
+		n.ensureLeaseAfterConflict(ctx)
+		return
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		f.metrics.apiError(err)
+		f.metrics.leaseRenewals.WithLabelValues("error").Inc()
+		n.mu.Lock()
+		n.leaseFails++
+		fails := n.leaseFails
+		n.mu.Unlock()
+		// The kubelet retries a failed renewal after 200 ms, doubling to 7 s.
+		f.sched.After(min(200*time.Millisecond<<min(fails-1, 6), 7*time.Second), priorityHeartbeat, n.renewLease)
+		return
+	}
+	f.metrics.leaseRenewals.WithLabelValues("ok").Inc()
+	f.metrics.leaseLatency.Observe(time.Since(start).Seconds())
+	n.mu.Lock()
+	n.lease = updated
+	n.renewedAt = time.Now()
+	n.leaseFails = 0
+	n.mu.Unlock()
+	f.sched.After(f.renewInterval(), priorityHeartbeat, n.renewLease)
+}
+
+func (n *node) ensureLeaseAfterConflict(ctx context.Context) {
+	f := n.fleet
+	lease := &coordinationv1.Lease{}
+	err := n.client.Get().AbsPath("/apis/coordination.k8s.io/v1/namespaces", leaseNamespace, "leases", n.name).Do(ctx).Into(lease)
+	if apierrors.IsNotFound(err) {
+		lease = n.newLease()
+		err = n.client.Post().AbsPath("/apis/coordination.k8s.io/v1/namespaces", leaseNamespace, "leases").Body(lease).Do(ctx).Into(lease)
+	}
+	if err == nil {
+		n.mu.Lock()
+		n.lease = lease
+		n.mu.Unlock()
+		f.sched.Now(priorityHeartbeat, n.renewLease)
+		return
+	}
+	if ctx.Err() == nil {
+		f.metrics.apiError(err)
+		f.sched.After(time.Second, priorityHeartbeat, n.renewLease)
+	}
+}
+
+// reportStatus patches the node status with fresh heartbeat times; the
+// kubelet does so at least every --node-status-report-frequency even when
+// nothing changed.
+func (n *node) reportStatus(ctx context.Context) {
+	f := n.fleet
+	n.mu.Lock()
+	failed := n.failed
+	n.mu.Unlock()
+	if !failed {
+		if err := n.patchStatus(ctx); err != nil && ctx.Err() == nil {
+			f.metrics.apiError(err)
+			f.sched.After(f.backoff(1), priorityBackground, n.reportStatus)
+			return
+		}
+	}
+	f.sched.After(jitter(f.cfg.StatusReportFrequency, 0.1), priorityBackground, n.reportStatus)
+}
+
+// patchStatus sends the node's conditions, capacity and addresses with the
+// current time as heartbeat.
+func (n *node) patchStatus(ctx context.Context) error {
+	status := n.nodeStatus(time.Now())
+	patch, err := statusPatch(map[string]any{
+		"conditions":  status.Conditions,
+		"addresses":   status.Addresses,
+		"capacity":    status.Capacity,
+		"allocatable": status.Allocatable,
+		"nodeInfo":    status.NodeInfo,
+	}, "")
+	if err != nil {
+		return err
+	}
+	return n.client.Patch(types.StrategicMergePatchType).AbsPath("/api/v1/nodes", n.name, "status").Body(patch).Do(ctx).Error()
+}
+
+// setPodCIDR records the podCIDR the controller-manager assigned. Call with
+// n.mu held.
+func (n *node) setPodCIDR(cidr string) {
+	if cidr == "" || (n.podCIDR != nil && n.podCIDR.String() == cidr) {
+		return
+	}
+	_, ipNet, err := net.ParseCIDR(cidr)
+	if err != nil || ipNet.IP.To4() == nil {
+		return // IPv6 pod networks: keep the fallback range
+	}
+	n.podCIDR = ipNet
+}
+
+// nodeObject is the Node the kubelet registers.
+func (n *node) nodeObject() *v1.Node {
+	cfg := n.fleet.cfg
+	labels := map[string]string{
+		"kubernetes.io/hostname":  n.name,
+		"kubernetes.io/os":        "linux",
+		"kubernetes.io/arch":      "amd64",
+		"beta.kubernetes.io/os":   "linux",
+		"beta.kubernetes.io/arch": "amd64",
+		FleetLabel:                n.fleet.name,
+	}
+	if n.zone != "" {
+		labels["topology.kubernetes.io/zone"] = n.zone
+	}
+	for k, v := range cfg.NodeLabels {
+		labels[k] = v
+	}
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   n.name,
+			Labels: labels,
+			Annotations: map[string]string{
+				"node.alpha.kubernetes.io/ttl":                           "0",
+				"volumes.kubernetes.io/controller-managed-attach-detach": "true",
+			},
+		},
+		Spec: v1.NodeSpec{
+			ProviderID: "kubemark://" + n.name,
+			Taints:     cfg.RegisterWithTaints,
+		},
+		Status: n.nodeStatus(time.Now()),
+	}
+}
+
+func (n *node) nodeStatus(now time.Time) v1.NodeStatus {
+	f := n.fleet
+	t := metav1.NewTime(now)
+	cond := func(typ v1.NodeConditionType, status v1.ConditionStatus, reason, msg string) v1.NodeCondition {
+		return v1.NodeCondition{Type: typ, Status: status, Reason: reason, Message: msg, LastHeartbeatTime: t, LastTransitionTime: metav1.NewTime(f.startedAt)}
+	}
+	return v1.NodeStatus{
+		Capacity:    f.capacity,
+		Allocatable: f.allocatable,
+		Conditions: []v1.NodeCondition{
+			cond(v1.NodeMemoryPressure, v1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+			cond(v1.NodeDiskPressure, v1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+			cond(v1.NodePIDPressure, v1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+			cond(v1.NodeReady, v1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
+		},
+		Addresses: []v1.NodeAddress{
+			{Type: v1.NodeInternalIP, Address: n.ip.String()},
+			{Type: v1.NodeHostName, Address: n.name},
+		},
+		DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: kubeletPort}},
+		NodeInfo: v1.NodeSystemInfo{
+			MachineID:               fmt.Sprintf("%032x", n.index),
+			SystemUUID:              fmt.Sprintf("%08x-0000-0000-0000-%012x", n.index, n.index),
+			BootID:                  f.bootID,
+			KernelVersion:           "6.1.0-kscale",
+			OSImage:                 "kscale hollow node",
+			ContainerRuntimeVersion: runtimeVersion,
+			KubeletVersion:          kubeletVersion,
+			OperatingSystem:         "linux",
+			Architecture:            "amd64",
+		},
+	}
+}
+
+// nodeIP returns the i-th address after the base of cidr.
+func nodeIP(base net.IP, i int) net.IP {
+	v := binary.BigEndian.Uint32(base.To4()) + uint32(i)
+	ip := make(net.IP, 4)
+	binary.BigEndian.PutUint32(ip, v)
+	return ip
+}
+
+// capacityFor returns the capacity and allocatable of every node of the
+// fleet. Allocatable is what the kubelet leaves after its default hard
+// eviction thresholds (memory.available<100Mi, nodefs.available<10%).
+func capacityFor(cfg *Config) (capacity, allocatable v1.ResourceList) {
+	capacity = v1.ResourceList{
+		v1.ResourceCPU:              cfg.CPU,
+		v1.ResourceMemory:           cfg.Memory,
+		v1.ResourceEphemeralStorage: cfg.EphemeralStorage,
+		v1.ResourcePods:             *resource.NewQuantity(int64(cfg.MaxPods), resource.DecimalSI),
+	}
+	for name, q := range cfg.ExtendedResources {
+		capacity[v1.ResourceName(name)] = resource.MustParse(q)
+	}
+	allocatable = capacity.DeepCopy()
+	mem := cfg.Memory.DeepCopy()
+	mem.Sub(resource.MustParse("100Mi"))
+	if mem.Sign() > 0 {
+		allocatable[v1.ResourceMemory] = mem
+	}
+	storage := resource.NewQuantity(cfg.EphemeralStorage.Value()/10*9, resource.BinarySI)
+	allocatable[v1.ResourceEphemeralStorage] = *storage
+	return capacity, allocatable
+}

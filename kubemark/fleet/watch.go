@@ -1,0 +1,142 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/url"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	restclientwatch "k8s.io/client-go/rest/watch"
+	"k8s.io/klog/v2"
+)
+
+// watchSpec is one watch a hollow node holds, as a kubelet's informer does.
+type watchSpec struct {
+	name   string // for metrics and logs: "pods", "services", ...
+	path   string // collection path, e.g. /api/v1/pods
+	params url.Values
+	// handle receives every event; nil discards them (the fleet keeps the
+	// watch open for the load it puts on the apiserver, not for the data).
+	handle func(watch.EventType, runtime.Object)
+}
+
+// watcher runs watches with one goroutine each: it streams the response and
+// decodes events itself, where client-go's watch adds a second goroutine and
+// a channel per watch — thousands of watches make that difference count.
+type watcher struct {
+	fleet       *Fleet
+	contentType string
+	info        runtime.SerializerInfo
+}
+
+func newWatcher(f *Fleet, contentType string) (*watcher, error) {
+	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), contentType)
+	if !ok || info.StreamSerializer == nil {
+		return nil, fmt.Errorf("no streaming decoder for %s", contentType)
+	}
+	return &watcher{fleet: f, contentType: contentType, info: info}, nil
+}
+
+// run keeps the watch open until ctx ends: it starts with the current state
+// (a watch-list: sendInitialEvents, as a v1.37 client's reflector does),
+// resumes from the last resource version after every disconnect or server
+// timeout (5–10 min, as reflectors ask), and starts over when that version
+// is too old.
+func (w *watcher) run(ctx context.Context, client *rest.RESTClient, spec watchSpec) {
+	f := w.fleet
+	f.metrics.watches.WithLabelValues(spec.name).Inc()
+	defer f.metrics.watches.WithLabelValues(spec.name).Dec()
+	rv := ""
+	failures := 0
+	for ctx.Err() == nil {
+		next, err := w.once(ctx, client, spec, rv)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+			rv = "" // too old: start over with the current state
+			failures = 0
+			continue
+		case err != nil:
+			f.metrics.apiError(err)
+			failures++
+			klog.V(4).InfoS("Watch ended", "watch", spec.name, "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(f.backoff(failures)):
+			}
+		default:
+			failures = 0
+		}
+		if next != "" {
+			rv = next
+		}
+	}
+}
+
+// once runs one watch request to its end and returns the last resource
+// version seen.
+func (w *watcher) once(ctx context.Context, client *rest.RESTClient, spec watchSpec, rv string) (string, error) {
+	req := client.Get().AbsPath(spec.path).
+		Param("watch", "true").
+		Param("allowWatchBookmarks", "true").
+		Param("timeoutSeconds", strconv.Itoa(300+rand.IntN(300)))
+	for k, vs := range spec.params {
+		for _, v := range vs {
+			req = req.Param(k, v)
+		}
+	}
+	if rv == "" {
+		req = req.Param("sendInitialEvents", "true").Param("resourceVersionMatch", string(metav1.ResourceVersionMatchNotOlderThan))
+	} else {
+		req = req.Param("resourceVersion", rv)
+	}
+	body, err := req.Stream(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer body.Close()
+
+	frames := w.info.StreamSerializer.Framer.NewFrameReader(body)
+	events := restclientwatch.NewDecoder(streaming.NewDecoder(frames, w.info.StreamSerializer.Serializer), scheme.Codecs.UniversalDeserializer())
+	defer events.Close()
+	last := rv
+	for {
+		typ, obj, err := events.Decode()
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || ctx.Err() != nil {
+				return last, nil
+			}
+			return last, err
+		}
+		if typ == watch.Error {
+			if status, ok := obj.(*metav1.Status); ok {
+				return last, apierrors.FromObject(status)
+			}
+			return last, fmt.Errorf("watch %s: error event %v", spec.name, obj)
+		}
+		if m, err := meta.Accessor(obj); err == nil && m.GetResourceVersion() != "" {
+			last = m.GetResourceVersion()
+		}
+		if typ == watch.Bookmark {
+			continue
+		}
+		w.fleet.metrics.watchEvents.WithLabelValues(spec.name).Inc()
+		if spec.handle != nil {
+			spec.handle(typ, obj)
+		}
+	}
+}
