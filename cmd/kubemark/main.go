@@ -68,9 +68,10 @@ func run(args []string) int {
 		return 2
 	}
 	var err error
+	var f *fleet.Fleet
 	if c.Morph == "fleet" {
 		shareFlags(c, &fc)
-		err = fc.Validate()
+		f, err = fleet.New(&fc) // validates, and reads the kubeconfig and CA
 	} else {
 		err = c.Validate()
 	}
@@ -89,7 +90,7 @@ func run(args []string) int {
 	case "proxy":
 		err = morph.RunProxy(ctx, c)
 	case "fleet":
-		err = runFleet(ctx, &fc)
+		err = runFleet(ctx, f, fc.MetricsBindAddress)
 	}
 	if err != nil {
 		klog.ErrorS(err, "Hollow node failed", "morph", c.Morph, "node", c.NodeName)
@@ -153,13 +154,9 @@ func shareFlags(c *morph.Config, fc *fleet.Config) {
 	fc.Events = c.Events
 }
 
-func runFleet(ctx context.Context, fc *fleet.Config) error {
-	f, err := fleet.New(fc)
-	if err != nil {
-		return err
-	}
-	if fc.MetricsBindAddress != "" {
-		addr, err := f.Serve(ctx, fc.MetricsBindAddress)
+func runFleet(ctx context.Context, f *fleet.Fleet, endpoint string) error {
+	if endpoint != "" {
+		addr, err := f.Serve(ctx, endpoint)
 		if err != nil {
 			return err
 		}

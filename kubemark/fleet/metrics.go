@@ -58,7 +58,7 @@ func newMetrics(f *Fleet) *metrics {
 		}, []string{"code"}),
 		watches: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: ns, Name: "watches",
-			Help: "Watches held open, by resource.",
+			Help: "Watch streams open (the server accepted them), by resource.",
 		}, []string{"resource"}),
 		watchEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Name: "watch_events_total",

@@ -56,8 +56,6 @@ func newWatcher(f *Fleet, contentType string) (*watcher, error) {
 // is too old.
 func (w *watcher) run(ctx context.Context, client *rest.RESTClient, spec watchSpec) {
 	f := w.fleet
-	f.metrics.watches.WithLabelValues(spec.name).Inc()
-	defer f.metrics.watches.WithLabelValues(spec.name).Dec()
 	rv := ""
 	failures := 0
 	for ctx.Err() == nil {
@@ -109,6 +107,9 @@ func (w *watcher) once(ctx context.Context, client *rest.RESTClient, spec watchS
 		return "", err
 	}
 	defer body.Close()
+	open := w.fleet.metrics.watches.WithLabelValues(spec.name)
+	open.Inc()
+	defer open.Dec()
 
 	frames := w.info.StreamSerializer.Framer.NewFrameReader(body)
 	events := restclientwatch.NewDecoder(streaming.NewDecoder(frames, w.info.StreamSerializer.Serializer), scheme.Codecs.UniversalDeserializer())

@@ -102,11 +102,16 @@ func TestKubemarkBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown morph", []string{"--morph=bogus", "--kubeconfig=" + kubeconfig}, `--morph="bogus": allowed values are kubelet, proxy`},
-		{"no morph", []string{"--kubeconfig=" + kubeconfig}, `--morph="": allowed values are kubelet, proxy`},
+		{"unknown morph", []string{"--morph=bogus", "--kubeconfig=" + kubeconfig}, `--morph="bogus": allowed values are kubelet, proxy, fleet`},
+		{"no morph", []string{"--kubeconfig=" + kubeconfig}, `--morph="": allowed values are kubelet, proxy, fleet`},
 		{"missing kubeconfig", []string{"--morph=kubelet", "--kubeconfig=/nonexistent/kubeconfig"}, `--kubeconfig="/nonexistent/kubeconfig": cannot be read`},
 		{"unknown flag", []string{"--morph=kubelet", "--no-such-flag"}, "unknown flag: --no-such-flag"},
 		{"bad content type", []string{"--morph=proxy", "--kubeconfig=" + kubeconfig, "--kube-api-content-type=text/xml"}, "--kube-api-content-type"},
+		{"fleet without nodes", []string{"--morph=fleet", "--kubeconfig=" + kubeconfig, "--nodes=0"}, "--nodes=0: must be at least 1"},
+		{"fleet malformed labels", []string{"--morph=fleet", "--kubeconfig=" + kubeconfig, "--node-labels=bad key=v"}, `--node-labels: key "bad key"`},
+		{"fleet unusable kubeconfig", []string{"--morph=fleet", "--kubeconfig=" + kubeconfig}, "loading kubeconfig"},
+		{"fleet unknown profile", []string{"--morph=fleet", "--kubeconfig=" + kubeconfig, "--profile=heavy"}, `--profile="heavy": allowed values are kubelet, light`},
+		{"fleet bad start delay", []string{"--morph=fleet", "--kubeconfig=" + kubeconfig, "--pod-start-delay=soon"}, `--pod-start-delay`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -56,9 +56,18 @@ func (w testWriter) Write(p []byte) (int, error) {
 
 func fleetMetric(t *testing.T, f *Fleet, name string, labels map[string]string) float64 {
 	t.Helper()
-	fams, err := scrape(http.DefaultClient, f.Endpoint+"/metrics")
+	v, err := readFleetMetric(f, name, labels)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return v
+}
+
+// readFleetMetric sums the samples of a fleet metric that carry labels.
+func readFleetMetric(f *Fleet, name string, labels map[string]string) (float64, error) {
+	fams, err := scrape(http.DefaultClient, f.Endpoint+"/metrics")
+	if err != nil {
+		return 0, err
 	}
 	total := 0.0
 	for _, m := range fams[name].GetMetric() {
@@ -66,15 +75,28 @@ func fleetMetric(t *testing.T, f *Fleet, name string, labels map[string]string) 
 			total += m.GetCounter().GetValue() + m.GetGauge().GetValue()
 		}
 	}
-	return total
+	return total, nil
+}
+
+// waitFleetMetric polls a fleet metric until it equals want.
+func waitFleetMetric(ctx context.Context, t *testing.T, f *Fleet, name string, labels map[string]string, want float64) {
+	t.Helper()
+	var got float64
+	var err error
+	pollErr := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		got, err = readFleetMetric(f, name, labels)
+		return err == nil && got == want, nil
+	})
+	if pollErr != nil {
+		t.Fatalf("%s%v = %v, want %v (last error: %v)", name, labels, got, want, err)
+	}
 }
 
 func TestFleetNodesRegisterAndStayReady(t *testing.T) {
 	c, f := sharedFleet(t)
 	ctx := context.Background()
-	if got := fleetMetric(t, f, "kscale_fleet_watches", nil); got != 6*fleetNodes {
-		t.Errorf("fleet holds %v watches, want 6 per node = %d", got, 6*fleetNodes)
-	}
+	// Watches open once a node is registered: all six per node, soon.
+	waitFleetMetric(ctx, t, f, "kscale_fleet_watches", nil, 6*fleetNodes)
 	node, err := c.Client.CoreV1().Nodes().Get(ctx, "fleet-7", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -418,24 +440,14 @@ func TestFleetRestartAdoptsNodesAndPods(t *testing.T) {
 	if err := f.Restart(c); err != nil {
 		t.Fatal(err)
 	}
-	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
-		return fleetMetric(t, f, "kscale_fleet_node_registrations_total", nil) == nodes, nil
-	})
-	if err != nil {
-		t.Fatalf("restarted fleet did not register its %d nodes: %v", nodes, err)
-	}
+	waitFleetMetric(ctx, t, f, "kscale_fleet_node_registrations_total", nil, nodes)
 	if got := fleetMetric(t, f, "kscale_fleet_nodes_adopted_total", nil); got != nodes {
 		t.Errorf("adopted %v nodes, want %d", got, nodes)
 	}
 	if got := nodeUIDs(); fmt.Sprint(got) != fmt.Sprint(uidsBefore) {
 		t.Errorf("nodes were recreated: UIDs %v, before %v", got, uidsBefore)
 	}
-	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
-		return fleetMetric(t, f, "kscale_fleet_pods_adopted_total", nil) == replicas, nil
-	})
-	if err != nil {
-		t.Errorf("adopted %v pods, want %d", fleetMetric(t, f, "kscale_fleet_pods_adopted_total", nil), replicas)
-	}
+	waitFleetMetric(ctx, t, f, "kscale_fleet_pods_adopted_total", nil, replicas)
 	after, err := running()
 	if err != nil {
 		t.Fatalf("pods after the restart: %v; %s", err, podSummary(after))

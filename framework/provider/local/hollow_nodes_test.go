@@ -70,6 +70,7 @@ func TestDeploymentRunsOnHollowKubelets(t *testing.T) {
 			Template: v1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: v1.PodSpec{
+					NodeSelector: map[string]string{HollowLabel: "shared"},
 					Containers: []v1.Container{{
 						Name:  "pause",
 						Image: "registry.k8s.io/pause:3.10",
