@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -65,6 +66,9 @@ func newMetrics(f *Fleet) *metrics {
 			Help: "Watch events received (bookmarks excluded), by resource.",
 		}, []string{"resource"}),
 	}
+	// The process's own cost: go_* (goroutines, heap, stacks) and process_*
+	// (CPU seconds, resident memory).
+	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registry.MustRegister(m.registered, m.adopted, m.adoptedPods, m.leaseRenewals, m.leaseLatency,
 		m.podTransitions, m.apiErrors, m.watches, m.watchEvents)
 	m.registry.MustRegister(

@@ -50,9 +50,15 @@ type scheduler struct {
 	timers timerHeap
 	queues [numPriorities][]task
 	wake   chan struct{} // the timer goroutine: the earliest timer changed
-	ready  *sync.Cond    // workers: a queue got a task
+	ready  *sync.Cond    // workers: a queue got a task, or a worker freed up
 	closed bool
 	now    func() time.Time
+	// Workers kept for heartbeats: other tasks may occupy at most
+	// maxOthers workers at once, so a burst of slow calls (registrations
+	// against a loaded apiserver) never leaves a lease renewal waiting for
+	// a worker.
+	maxOthers  int
+	busyOthers int
 }
 
 func newScheduler() *scheduler {
@@ -91,17 +97,26 @@ func (s *scheduler) Now(pri priority, fn task) { s.At(time.Time{}, pri, fn) }
 // Run starts the timer goroutine and workers, and returns once ctx is done
 // and every worker has finished its current task.
 func (s *scheduler) Run(ctx context.Context, workers int) {
+	s.mu.Lock()
+	s.maxOthers = max(1, workers-max(1, workers/4))
+	s.mu.Unlock()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				fn, ok := s.next()
+				fn, pri, ok := s.next()
 				if !ok {
 					return
 				}
 				fn(ctx)
+				if pri != priorityHeartbeat {
+					s.mu.Lock()
+					s.busyOthers--
+					s.ready.Signal()
+					s.mu.Unlock()
+				}
 			}
 		}()
 	}
@@ -140,15 +155,19 @@ func (s *scheduler) release() time.Duration {
 	return s.timers[0].at.Sub(now)
 }
 
-// next blocks until a task is queued and returns the one of highest priority.
-func (s *scheduler) next() (task, bool) {
+// next blocks until a task may run and returns the one of highest priority.
+func (s *scheduler) next() (task, priority, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
 		if s.closed {
-			return nil, false
+			return nil, 0, false
 		}
 		for p := range s.queues {
+			pri := priority(p)
+			if pri != priorityHeartbeat && s.busyOthers >= s.maxOthers {
+				break
+			}
 			if q := s.queues[p]; len(q) > 0 {
 				fn := q[0]
 				q[0] = nil
@@ -156,7 +175,10 @@ func (s *scheduler) next() (task, bool) {
 				if len(s.queues[p]) == 0 {
 					s.queues[p] = q[:0:0] // let a drained backing array go
 				}
-				return fn, true
+				if pri != priorityHeartbeat {
+					s.busyOthers++
+				}
+				return fn, pri, true
 			}
 		}
 		s.ready.Wait()

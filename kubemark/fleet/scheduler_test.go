@@ -98,3 +98,40 @@ func TestSchedulerStopsWorkers(t *testing.T) {
 		t.Errorf("%d tasks queued after stop", n)
 	}
 }
+
+// TestSchedulerKeepsWorkersForHeartbeats fills every non-heartbeat slot with
+// tasks that block, then checks that a heartbeat still runs at once.
+func TestSchedulerKeepsWorkersForHeartbeats(t *testing.T) {
+	s := newScheduler()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{}, 100)
+	for range 20 {
+		s.Now(priorityBackground, func(context.Context) {
+			started <- struct{}{}
+			<-release
+		})
+	}
+	go s.Run(ctx, 8) // 8 workers: 6 for others, 2 kept for heartbeats
+	for range 6 {
+		select {
+		case <-started:
+		case <-time.After(5 * time.Second):
+			t.Fatal("background tasks did not start")
+		}
+	}
+	select {
+	case <-started:
+		t.Fatal("a 7th background task took a worker kept for heartbeats")
+	case <-time.After(100 * time.Millisecond):
+	}
+	ran := make(chan struct{})
+	s.Now(priorityHeartbeat, func(context.Context) { close(ran) })
+	select {
+	case <-ran:
+	case <-time.After(5 * time.Second):
+		t.Fatal("heartbeat waited behind blocked background tasks")
+	}
+}

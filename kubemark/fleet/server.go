@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ import (
 //	POST /fail?fraction=0.1           stop the heartbeats of a fraction of the nodes
 //	POST /fail?nodes=a,b              ... or of the named nodes
 //	POST /recover[?nodes=a,b]         resume heartbeats (all nodes without ?nodes)
+//	GET  /debug/pprof/...             Go profiles of the fleet process
 //
 // /fail and /recover answer with the names of the nodes they changed.
 // It returns the address it listens on once listening.
@@ -68,6 +70,10 @@ func (f *Fleet) Serve(ctx context.Context, addr string) (net.Addr, error) {
 		klog.InfoS("Heartbeats resumed", "nodes", len(nodes))
 		writeJSON(w, map[string]any{"recovered": names(nodes)})
 	})
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -1,19 +1,23 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -102,7 +106,7 @@ func (w *watcher) once(ctx context.Context, client *rest.RESTClient, spec watchS
 	} else {
 		req = req.Param("resourceVersion", rv)
 	}
-	body, err := req.Stream(ctx)
+	body, err := w.open(ctx, client, req.URL().String())
 	if err != nil {
 		return "", err
 	}
@@ -111,7 +115,13 @@ func (w *watcher) once(ctx context.Context, client *rest.RESTClient, spec watchS
 	open.Inc()
 	defer open.Dec()
 
-	frames := w.info.StreamSerializer.Framer.NewFrameReader(body)
+	var stream io.Reader = body
+	if body.gzipped {
+		members := newMemberReader(body)
+		defer members.Close()
+		stream = members
+	}
+	frames := w.info.StreamSerializer.Framer.NewFrameReader(io.NopCloser(stream))
 	events := restclientwatch.NewDecoder(streaming.NewDecoder(frames, w.info.StreamSerializer.Serializer), scheme.Codecs.UniversalDeserializer())
 	defer events.Close()
 	last := rv
@@ -140,4 +150,48 @@ func (w *watcher) once(ctx context.Context, client *rest.RESTClient, spec watchS
 			spec.handle(typ, obj)
 		}
 	}
+}
+
+// watchBody is an open watch response.
+type watchBody struct {
+	io.ReadCloser
+	gzipped bool
+}
+
+// open sends the watch request on the node's own connection. It asks for
+// gzip itself, as Go's transport would for a client like the kubelet, so that
+// the response comes compressed on the wire as a kubelet's does, but is
+// inflated by a memberReader instead of by the transport.
+func (w *watcher) open(ctx context.Context, client *rest.RESTClient, url string) (*watchBody, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", w.contentType+", application/json")
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := client.Client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return nil, responseError(resp, data)
+	}
+	return &watchBody{ReadCloser: resp.Body, gzipped: resp.Header.Get("Content-Encoding") == "gzip"}, nil
+}
+
+// responseError turns a failed response into the API error it carries.
+func responseError(resp *http.Response, body []byte) error {
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		if inflated, err := io.ReadAll(newMemberReader(bytes.NewReader(body))); err == nil {
+			body = inflated
+		}
+	}
+	if obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil); err == nil {
+		if status, ok := obj.(*metav1.Status); ok && status.Status == metav1.StatusFailure {
+			return &apierrors.StatusError{ErrStatus: *status}
+		}
+	}
+	return apierrors.NewGenericServerResponse(resp.StatusCode, http.MethodGet, schema.GroupResource{}, "", strings.TrimSpace(string(body)), 0, true)
 }
