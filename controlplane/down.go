@@ -44,8 +44,9 @@ func Down(ctx context.Context, dirPath string) error {
 	if err := syscall.Kill(state.SupervisorPID, syscall.SIGTERM); err != nil {
 		return fmt.Errorf("signalling supervisor pid %d: %w", state.SupervisorPID, err)
 	}
-	// The supervisor gives each component stopGrace; wait a little longer.
-	deadline := time.Now().Add(time.Duration(len(clusterdir.Components))*stopGrace + 10*time.Second)
+	// The supervisor gives each group of components stopGrace; wait a
+	// little longer than all of that.
+	deadline := time.Now().Add(time.Duration(len(startGroups()))*stopGrace + 30*time.Second)
 	for {
 		running, err := dir.Running()
 		if err != nil {

@@ -54,6 +54,13 @@ type Options struct {
 
 	// ReadyTimeout bounds how long `up` waits for the cluster to be ready.
 	ReadyTimeout time.Duration `json:"readyTimeout"`
+
+	// StopWithCaller ties the cluster's life to the process that calls Up:
+	// when it dies, even by SIGKILL, the kernel stops the supervisor, which
+	// stops the components. Tests and suites set it so that an interrupted
+	// run leaves no cluster behind; `kscale cluster up` does not, since its
+	// cluster outlives the command.
+	StopWithCaller bool `json:"-"`
 }
 
 // DefaultOptions returns the options of `kscale cluster up` without flags.

@@ -358,21 +358,33 @@ func (s *supervisor) dependenciesReady(name string) bool {
 	return true
 }
 
-// stopAll stops the components in reverse start order.
+// stopAll stops the components in reverse start order; those started
+// together stop together.
 func (s *supervisor) stopAll() {
 	close(s.stopping)
-	for i := len(clusterdir.Components) - 1; i >= 0; i-- {
-		name := clusterdir.Components[i]
-		p, ok := s.procs[name]
-		if !ok {
-			continue
+	groups := startGroups()
+	for i := len(groups) - 1; i >= 0; i-- {
+		var wg sync.WaitGroup
+		for _, name := range groups[i] {
+			p, ok := s.procs[name]
+			if !ok {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				p.stop(stopGrace)
+				klog.InfoS("Stopped component", "component", name, "took", time.Since(start).Round(time.Millisecond))
+			}()
 		}
-		p.stop(stopGrace)
-		c := s.state.Component(name)
-		c.PID = 0
-		c.Ready = false
+		wg.Wait()
+		for _, name := range groups[i] {
+			c := s.state.Component(name)
+			c.PID = 0
+			c.Ready = false
+		}
 		s.publish()
-		klog.V(1).InfoS("Stopped component", "component", name)
 	}
 }
 

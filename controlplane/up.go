@@ -26,7 +26,7 @@ func Up(ctx context.Context, dirPath string, o Options, binary string, progress 
 	if err != nil {
 		return nil, err
 	}
-	supervisor, err := spawnSupervisor(dir, binary)
+	supervisor, err := spawnSupervisor(dir, binary, o.StopWithCaller)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func alreadyRunning(dir clusterdir.Dir) error {
 
 // spawnSupervisor starts the supervisor in its own session, so it outlives
 // the `up` command and no terminal signal reaches it by accident.
-func spawnSupervisor(dir clusterdir.Dir, binary string) (*process, error) {
+func spawnSupervisor(dir clusterdir.Dir, binary string, stopWithCaller bool) (*process, error) {
 	logFile, err := os.OpenFile(dir.LogFile("supervisor"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening supervisor log: %w", err)
@@ -96,6 +96,9 @@ func spawnSupervisor(dir clusterdir.Dir, binary string) (*process, error) {
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if stopWithCaller {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the cluster supervisor %s: %w", binary, err)
 	}

@@ -1,22 +1,30 @@
 package fleet
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
+	"net/http"
+	"os"
 	"time"
+
+	"golang.org/x/net/http2"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/transport"
 
 	"github.com/kscale/kscale/controlplane/pki"
 )
 
 // clientFactory makes the API clients of the fleet's nodes.
 type clientFactory struct {
-	base *rest.Config
-	ca   *pki.CA // nil: every node uses the kubeconfig's credential
+	base  *rest.Config
+	ca    *pki.CA        // nil: every node uses the kubeconfig's credential
+	roots *x509.CertPool // the server's CA, parsed once for all nodes
 }
 
 func newClientFactory(c *Config) (*clientFactory, error) {
@@ -37,8 +45,31 @@ func newClientFactory(c *Config) (*clientFactory, error) {
 		if f.ca, err = pki.LoadCA(c.CACertFile, c.CAKeyFile); err != nil {
 			return nil, err
 		}
+		if f.roots, err = serverRoots(base); err != nil {
+			return nil, err
+		}
 	}
 	return f, nil
+}
+
+// serverRoots is the pool that verifies the apiserver: the kubeconfig's CA,
+// or the system's when it names none.
+func serverRoots(cfg *rest.Config) (*x509.CertPool, error) {
+	data := cfg.TLSClientConfig.CAData
+	if len(data) == 0 && cfg.TLSClientConfig.CAFile != "" {
+		var err error
+		if data, err = os.ReadFile(cfg.TLSClientConfig.CAFile); err != nil {
+			return nil, fmt.Errorf("reading the kubeconfig's CA: %w", err)
+		}
+	}
+	if len(data) == 0 {
+		return x509.SystemCertPool()
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("the kubeconfig's CA holds no PEM certificate")
+	}
+	return pool, nil
 }
 
 // ownIdentity reports whether nodes authenticate as themselves.
@@ -48,26 +79,66 @@ func (f *clientFactory) ownIdentity() bool { return f.ca != nil }
 // (system:node:<name>) when the factory has a CA, and always with its own
 // connection, as every kubelet has.
 func (f *clientFactory) forNode(name string) (*rest.RESTClient, error) {
-	cfg := rest.CopyConfig(f.base)
-	if f.ca != nil {
-		kp, err := f.ca.ClientCert("system:node:"+name, "system:nodes")
-		if err != nil {
-			return nil, err
-		}
-		cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = kp.CertPEM, kp.KeyPEM
-		cfg.TLSClientConfig.CertFile, cfg.TLSClientConfig.KeyFile = "", ""
-		cfg.BearerToken, cfg.BearerTokenFile, cfg.Username, cfg.Password = "", "", "", ""
-		cfg.ExecProvider, cfg.AuthProvider = nil, nil
+	if f.ca == nil {
+		cfg := rest.CopyConfig(f.base)
+		// A dialer of its own makes client-go build this node a transport
+		// (and so a connection) of its own instead of sharing a cached one.
+		cfg.Dial = newDialer().DialContext
+		return f.client(cfg)
 	}
-	// A dialer of its own makes client-go build this node a transport (and
-	// so a connection) of its own instead of sharing a cached one.
-	cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	return f.client(cfg)
+	kp, err := f.ca.ClientCert("system:node:"+name, "system:nodes")
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
+	if err != nil {
+		return nil, err
+	}
+	// The node's transport is built here rather than by client-go, so that
+	// thousands of them share one parsed CA pool and no per-node TLS cache
+	// entries: a node's connection costs what a kubelet's costs, and no more.
+	base := &http.Transport{
+		DialContext: newDialer().DialContext,
+		TLSClientConfig: &tls.Config{
+			RootCAs:      f.roots,
+			Certificates: []tls.Certificate{cert},
+			ServerName:   f.base.TLSClientConfig.ServerName,
+			MinVersion:   tls.VersionTLS12,
+		},
+		TLSHandshakeTimeout: 10 * time.Second,
+		IdleConnTimeout:     90 * time.Second,
+		MaxIdleConnsPerHost: 25,
+		ForceAttemptHTTP2:   true,
+	}
+	h2, err := http2.ConfigureTransports(base)
+	if err != nil {
+		return nil, err
+	}
+	// As client-go configures every kubelet's connection: ping after 30 s
+	// without a frame, give up after 15 s more.
+	h2.ReadIdleTimeout, h2.PingTimeout = 30*time.Second, 15*time.Second
+	rt, err := transport.HTTPWrappersForConfig(&transport.Config{UserAgent: f.base.UserAgent}, base)
+	if err != nil {
+		return nil, err
+	}
+	cfg := rest.CopyConfig(f.base)
+	cfg.TLSClientConfig = rest.TLSClientConfig{}
+	cfg.BearerToken, cfg.BearerTokenFile, cfg.Username, cfg.Password = "", "", "", ""
+	cfg.ExecProvider, cfg.AuthProvider = nil, nil
+	return rest.RESTClientForConfigAndClient(cfg, &http.Client{Transport: rt})
 }
 
-// shared returns one client for many nodes (the light profile).
+func newDialer() *net.Dialer {
+	return &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+}
+
+// shared returns one client for many nodes (the light profile). It has no
+// client-side rate limit: a per-client limit meant for one kubelet would
+// starve thousands of nodes; the fleet's workers bound its concurrency.
 func (f *clientFactory) shared() (*rest.RESTClient, error) {
-	return f.client(rest.CopyConfig(f.base))
+	cfg := rest.CopyConfig(f.base)
+	cfg.QPS = -1
+	return f.client(cfg)
 }
 
 func (f *clientFactory) client(cfg *rest.Config) (*rest.RESTClient, error) {

@@ -94,7 +94,7 @@ func DefaultConfig() Config {
 		Events:                true,
 		LeaseDuration:         40 * time.Second,
 		StatusReportFrequency: 5 * time.Minute,
-		Workers:               32,
+		Workers:               256,
 		MetricsBindAddress:    "127.0.0.1:10269",
 	}
 }

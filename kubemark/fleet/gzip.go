@@ -22,7 +22,7 @@ type memberReader struct {
 var gzipReaders sync.Pool // *gzip.Reader
 
 func newMemberReader(body io.Reader) *memberReader {
-	return &memberReader{src: bufio.NewReaderSize(body, 1024)}
+	return &memberReader{src: bufio.NewReaderSize(body, 512)}
 }
 
 func (m *memberReader) Read(p []byte) (int, error) {

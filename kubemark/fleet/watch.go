@@ -42,15 +42,16 @@ type watchSpec struct {
 type watcher struct {
 	fleet       *Fleet
 	contentType string
+	userAgent   string
 	info        runtime.SerializerInfo
 }
 
-func newWatcher(f *Fleet, contentType string) (*watcher, error) {
+func newWatcher(f *Fleet, contentType, userAgent string) (*watcher, error) {
 	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), contentType)
 	if !ok || info.StreamSerializer == nil {
 		return nil, fmt.Errorf("no streaming decoder for %s", contentType)
 	}
-	return &watcher{fleet: f, contentType: contentType, info: info}, nil
+	return &watcher{fleet: f, contentType: contentType, userAgent: userAgent, info: info}, nil
 }
 
 // run keeps the watch open until ctx ends: it starts with the current state
@@ -169,6 +170,9 @@ func (w *watcher) open(ctx context.Context, client *rest.RESTClient, url string)
 	}
 	req.Header.Set("Accept", w.contentType+", application/json")
 	req.Header.Set("Accept-Encoding", "gzip")
+	// Set here, client-go's user-agent wrapper passes the request through
+	// as it is instead of cloning it for the stream's whole life.
+	req.Header.Set("User-Agent", w.userAgent)
 	resp, err := client.Client.Do(req)
 	if err != nil {
 		return nil, err

@@ -50,6 +50,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	opts := controlplane.DefaultOptions()
 	opts.APIServerPort = 0
+	opts.StopWithCaller = !*keepCluster
 	start := time.Now()
 	By("starting the local control plane in " + clusterAt)
 	cluster, err = local.Start(ctx, clusterAt, opts, GinkgoWriter)

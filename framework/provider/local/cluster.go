@@ -31,7 +31,8 @@ type Endpoint struct {
 }
 
 // Start brings up a local cluster in dir and waits until it is ready.
-// Progress lines go to progress (nil for none).
+// Progress lines go to progress (nil for none). With opts.StopWithCaller the
+// cluster stops when this process ends, however it ends.
 func Start(ctx context.Context, dir string, opts controlplane.Options, progress io.Writer) (*Cluster, error) {
 	kscale, err := binaries.Path(ctx, binaries.KScale)
 	if err != nil {

@@ -240,13 +240,18 @@ func TestFleetAdmissionAndCompletion(t *testing.T) {
 	ns := testNamespace(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	f, err := c.StartFleet(ctx, FleetOptions{Group: "admission", Nodes: 2, ExtraArgs: []string{"--max-pods=2", "--cpu=2", "--memory=2Gi"}})
+	f, err := c.StartFleet(ctx, FleetOptions{Group: "admission", Nodes: 2, ExtraArgs: []string{"--max-pods=2", "--cpu=2", "--memory=2Gi", "--delete-nodes-on-exit"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
+		// --delete-nodes-on-exit: a clean stop removes the fleet's Nodes.
 		if err := f.Stop(); err != nil {
 			t.Error(err)
+		}
+		nodes, err := c.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: HollowLabel + "=admission"})
+		if err != nil || len(nodes.Items) != 0 {
+			t.Errorf("after a stop with --delete-nodes-on-exit: %d nodes left (%v)", len(nodes.Items), err)
 		}
 	}()
 	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=admission", 2, nil); err != nil {
@@ -461,5 +466,57 @@ func TestFleetRestartAdoptsNodesAndPods(t *testing.T) {
 		if !ok || ip != p.Status.PodIP {
 			t.Errorf("pod %s (uid %s, IP %s) was not there before the restart with that IP", p.Name, p.UID, p.Status.PodIP)
 		}
+	}
+}
+
+// TestFleetLightProfile runs the light profile: shared credential and two
+// shared watches for the whole fleet, no events — and pods still run.
+func TestFleetLightProfile(t *testing.T) {
+	c, _ := sharedCluster(t)
+	ns := testNamespace(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const nodes, replicas = 50, 100
+	f, err := c.StartFleet(ctx, FleetOptions{Group: "light", Nodes: nodes, Profile: "light"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=light", nodes, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFleetMetric(ctx, t, f, "kscale_fleet_watches", nil, 2)
+	labels := map[string]string{"app": "light"}
+	_, err = c.Client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "light"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: v1.PodSpec{
+					NodeSelector: map[string]string{HollowLabel: "light"},
+					Containers:   []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
+				},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pods *v1.PodList
+	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		pods, err = c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		return err == nil && podPhases(pods)[v1.PodRunning] == replicas, err
+	})
+	if err != nil {
+		t.Fatalf("light fleet pods: %v; %s", err, podSummary(pods))
+	}
+	events, err := c.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "source=kubelet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events.Items) != 0 {
+		t.Errorf("the light profile sent %d kubelet events, want none", len(events.Items))
 	}
 }

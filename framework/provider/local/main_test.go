@@ -67,6 +67,7 @@ func testOptions() controlplane.Options {
 	o := controlplane.DefaultOptions()
 	o.APIServerPort = 0
 	o.EtcdUnsafeNoFsync = true
+	o.StopWithCaller = true // a killed test run leaves no cluster behind
 	o.ControllerManagerArgs = []string{"--node-monitor-grace-period=20s", "--node-monitor-period=2s"}
 	return o
 }
