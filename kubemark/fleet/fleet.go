@@ -79,12 +79,14 @@ func New(cfg *Config) (*Fleet, error) {
 	f.fallbackPodRanges = 1 << (24 - ones)
 	for i, name := range cfg.NodeNames() {
 		n := &node{
-			fleet:    f,
-			index:    cfg.StartIndex + i,
-			name:     name,
-			ip:       nodeIP(nodeNet.IP, cfg.StartIndex+i+1),
-			pods:     map[types.UID]*pod{},
-			ipsInUse: map[uint32]bool{},
+			fleet:      f,
+			index:      cfg.StartIndex + i,
+			name:       name,
+			ip:         nodeIP(nodeNet.IP, cfg.StartIndex+i+1),
+			pods:       map[types.UID]*pod{},
+			ipsInUse:   map[uint32]bool{},
+			refs:       map[objectRef]int{},
+			refWatches: map[objectRef]context.CancelFunc{},
 		}
 		if len(cfg.Zones) > 0 {
 			n.zone = cfg.Zones[n.index%len(cfg.Zones)]
@@ -212,10 +214,15 @@ func (f *Fleet) startSharedWatches() {
 }
 
 func (f *Fleet) startWatch(client *rest.RESTClient, spec watchSpec) {
+	f.startWatchCtx(f.watchCtx, client, spec)
+}
+
+// startWatchCtx runs a watch until ctx (derived from watchCtx) ends.
+func (f *Fleet) startWatchCtx(ctx context.Context, client *rest.RESTClient, spec watchSpec) {
 	f.watches.Add(1)
 	go func() {
 		defer f.watches.Done()
-		f.watcher.run(f.watchCtx, client, spec)
+		f.watcher.run(ctx, client, spec)
 	}()
 }
 

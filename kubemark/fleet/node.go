@@ -52,6 +52,10 @@ type node struct {
 	pods       map[types.UID]*pod
 	used       usage
 	ipsInUse   map[uint32]bool
+	// ConfigMaps and Secrets the node's pods reference, with the watch
+	// the node holds on each.
+	refs       map[objectRef]int
+	refWatches map[objectRef]context.CancelFunc
 }
 
 func (n *node) logger() klog.Logger { return klog.Background().WithValues("node", n.name) }

@@ -50,7 +50,16 @@ type pod struct {
 	startTime      time.Time
 	runningSince   time.Time
 	runDuration    time.Duration // 0: runs until deleted
+	serviceAccount string
+	refs           []objectRef   // ConfigMaps and Secrets the pod uses
+	tokens         []tokenSource // projected service-account tokens
 	deleting       bool          // deletion seen and being carried out
+	// rejectReason and rejectMessage: why admission failed the pod, which
+	// then never held anything.
+	rejectReason, rejectMessage string
+	// written is the phase whose status the API has, plus one (0: none
+	// yet). Guarded by writes.
+	written podPhase
 	// terminatedWritten: the terminated container statuses are written;
 	// only the DELETE of the deletion is left. Guarded by writes.
 	terminatedWritten bool
@@ -98,7 +107,8 @@ func (n *node) observePod(typ watch.EventType, p *v1.Pod) {
 // kubelet does. Call with n.mu held.
 func (n *node) track(p *v1.Pod) *pod {
 	f := n.fleet
-	known := &pod{uid: p.UID, namespace: p.Namespace, name: p.Name, requests: podRequests(p)}
+	known := &pod{uid: p.UID, namespace: p.Namespace, name: p.Name, requests: podRequests(p), serviceAccount: p.Spec.ServiceAccountName}
+	known.refs, known.tokens = podReferences(p)
 	for _, c := range p.Spec.Containers {
 		known.containers = append(known.containers, containerInfo{c.Name, c.Image})
 	}
@@ -124,6 +134,7 @@ func (n *node) track(p *v1.Pod) *pod {
 			known.startTime = p.Status.StartTime.Time
 		}
 		known.runningSince = known.startTime
+		n.holdRefs(known.refs)
 		f.metrics.adoptedPods.Inc()
 		n.scheduleFinish(known)
 		return known
@@ -133,10 +144,12 @@ func (n *node) track(p *v1.Pod) *pod {
 
 	if reason, msg := n.admit(known.requests); reason != "" {
 		known.phase = podFinished
-		f.sched.Now(priorityPod, func(ctx context.Context) { n.reject(ctx, known, reason, msg) })
+		known.rejectReason, known.rejectMessage = reason, msg
+		f.sched.Now(priorityPod, func(ctx context.Context) { n.reject(ctx, known) })
 		return known
 	}
 	n.used.add(known.requests)
+	n.holdRefs(known.refs)
 	known.phase = podAdmitted
 	known.startTime = time.Now()
 	// A pod IP, once set, cannot change: keep one an earlier run assigned.
@@ -212,6 +225,9 @@ func (n *node) forget(p *pod) {
 	if p.phase == podAdmitted || p.phase == podRunning {
 		n.used.sub(p.requests)
 	}
+	if p.phase != podNew && p.rejectReason == "" {
+		n.releaseRefs(p.refs)
+	}
 	delete(n.ipsInUse, p.ip)
 	delete(n.pods, p.uid)
 }
@@ -241,24 +257,20 @@ func (n *node) podRange() (base, size uint32) {
 // sendPending writes the status a kubelet writes when it starts syncing a
 // pod: Pending, containers creating, host IP and start time set.
 func (n *node) sendPending(ctx context.Context, p *pod) {
-	p.writes.Lock()
-	defer p.writes.Unlock()
-	n.mu.Lock()
-	if p.phase != podAdmitted {
-		n.mu.Unlock()
-		return
-	}
-	status := n.podStatus(p, v1.PodPending)
-	n.mu.Unlock()
-	n.patchPodStatus(ctx, p, status)
+	n.syncStatus(ctx, p, 0)
 }
 
 // start moves an admitted pod to Running, records the kubelet's container
 // events and schedules its end when it has a run duration.
 func (n *node) start(ctx context.Context, p *pod) {
 	f := n.fleet
-	p.writes.Lock()
-	defer p.writes.Unlock()
+	n.mu.Lock()
+	admitted := p.phase == podAdmitted
+	n.mu.Unlock()
+	if !admitted {
+		return
+	}
+	n.requestTokens(ctx, p) // the volumes are set up before the containers start
 	n.mu.Lock()
 	if p.phase != podAdmitted {
 		n.mu.Unlock()
@@ -266,11 +278,8 @@ func (n *node) start(ctx context.Context, p *pod) {
 	}
 	p.phase = podRunning
 	p.runningSince = time.Now()
-	status := n.podStatus(p, v1.PodRunning)
+	n.scheduleFinish(p)
 	n.mu.Unlock()
-	if !n.patchPodStatus(ctx, p, status) {
-		return
-	}
 	f.metrics.podTransitions.WithLabelValues("Running").Inc()
 	if f.events != nil {
 		ref := podRef(p)
@@ -280,9 +289,7 @@ func (n *node) start(ctx context.Context, p *pod) {
 			f.events.record(n, ref, v1.EventTypeNormal, "Started", "Started container "+c.name)
 		}
 	}
-	n.mu.Lock()
-	n.scheduleFinish(p)
-	n.mu.Unlock()
+	n.syncStatus(ctx, p, 0)
 }
 
 // scheduleFinish arranges for a pod with a run duration to succeed. Call
@@ -297,8 +304,6 @@ func (n *node) scheduleFinish(p *pod) {
 
 // finish ends a pod's containers with exit code 0: the pod Succeeded.
 func (n *node) finish(ctx context.Context, p *pod) {
-	p.writes.Lock()
-	defer p.writes.Unlock()
 	n.mu.Lock()
 	if p.phase != podRunning {
 		n.mu.Unlock()
@@ -306,26 +311,68 @@ func (n *node) finish(ctx context.Context, p *pod) {
 	}
 	p.phase = podFinished
 	n.used.sub(p.requests)
-	status := n.podStatus(p, v1.PodSucceeded)
 	n.mu.Unlock()
-	if n.patchPodStatus(ctx, p, status) {
-		n.fleet.metrics.podTransitions.WithLabelValues("Succeeded").Inc()
-	}
+	n.fleet.metrics.podTransitions.WithLabelValues("Succeeded").Inc()
+	n.syncStatus(ctx, p, 0)
 }
 
 // reject writes the kubelet's admission failure.
-func (n *node) reject(ctx context.Context, p *pod, reason, message string) {
+func (n *node) reject(ctx context.Context, p *pod) {
 	f := n.fleet
-	status := map[string]any{
-		"phase":   v1.PodFailed,
-		"reason":  reason,
-		"message": "Pod was rejected: " + message,
-	}
-	if n.patchPodStatus(ctx, p, status) {
-		f.metrics.podTransitions.WithLabelValues("Failed").Inc()
-	}
+	f.metrics.podTransitions.WithLabelValues("Failed").Inc()
 	if f.events != nil {
-		f.events.record(n, podRef(p), v1.EventTypeWarning, reason, message)
+		f.events.record(n, podRef(p), v1.EventTypeWarning, p.rejectReason, p.rejectMessage)
+	}
+	n.syncStatus(ctx, p, 0)
+}
+
+// statusFor returns the status the pod's phase calls for, or nil when there
+// is nothing (more) to write. Call with n.mu held.
+func (n *node) statusFor(p *pod) map[string]any {
+	switch {
+	case p.deleting || p.phase == podNew || p.phase == podTerminating:
+		return nil // a deletion writes its own status
+	case p.rejectReason != "":
+		return map[string]any{
+			"phase":   v1.PodFailed,
+			"reason":  p.rejectReason,
+			"message": "Pod was rejected: " + p.rejectMessage,
+		}
+	case p.phase == podAdmitted:
+		return n.podStatus(p, v1.PodPending)
+	case p.phase == podRunning:
+		return n.podStatus(p, v1.PodRunning)
+	default:
+		return n.podStatus(p, v1.PodSucceeded)
+	}
+}
+
+// syncStatus writes the status of the pod's current phase unless the API has
+// it already. A write that fails for a passing reason is tried again after a
+// backoff with whatever status is current by then, as the kubelet's status
+// manager keeps syncing until the API agrees with it. Forbidden counts as
+// passing: the Node authorizer learns of a newly bound pod asynchronously,
+// so the node's first GET of it can be refused.
+func (n *node) syncStatus(ctx context.Context, p *pod, attempt int) {
+	f := n.fleet
+	p.writes.Lock()
+	defer p.writes.Unlock()
+	n.mu.Lock()
+	phase := p.phase
+	var status map[string]any
+	if p.written != phase+1 {
+		status = n.statusFor(p)
+	}
+	n.mu.Unlock()
+	if status == nil {
+		return
+	}
+	err := n.writePodStatus(ctx, p, status)
+	switch {
+	case err == nil:
+		p.written = phase + 1
+	case ctx.Err() == nil && (retriable(err) || apierrors.IsForbidden(err)):
+		f.sched.After(f.backoff(attempt+1), priorityPod, func(ctx context.Context) { n.syncStatus(ctx, p, attempt+1) })
 	}
 }
 
@@ -371,6 +418,13 @@ func (n *node) carryOutDeletion(ctx context.Context, p *pod, attempt int) {
 			return
 		}
 		p.terminatedWritten = true
+	}
+	if err := n.getPod(ctx, p); err != nil {
+		if !apierrors.IsNotFound(err) {
+			f.metrics.apiError(err)
+			retry(err)
+		}
+		return
 	}
 	err := n.client.Delete().AbsPath("/api/v1/namespaces", p.namespace, "pods", p.name).
 		Body(&metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &p.uid}}).
@@ -472,16 +526,14 @@ func containerID(p *pod, container string) string {
 	return "fake://" + string(p.uid) + "/" + container
 }
 
-// patchPodStatus writes the pod's status and reports whether it was applied.
-func (n *node) patchPodStatus(ctx context.Context, p *pod, status map[string]any) bool {
-	return n.writePodStatus(ctx, p, status) == nil
-}
-
 // writePodStatus sends a strategic-merge patch of the pod's status with the
 // pod's UID as precondition, as the kubelet's status manager does.
 func (n *node) writePodStatus(ctx context.Context, p *pod, status map[string]any) error {
 	patch, err := statusPatch(status, p.uid)
 	if err != nil {
+		return err
+	}
+	if err := n.getPod(ctx, p); err != nil {
 		return err
 	}
 	err = n.client.Patch(types.StrategicMergePatchType).AbsPath("/api/v1/namespaces", p.namespace, "pods", p.name, "status").Body(patch).Do(ctx).Error()

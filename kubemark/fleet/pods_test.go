@@ -1,10 +1,14 @@
 package fleet
 
 import (
+	"context"
 	"encoding/json"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -230,5 +234,143 @@ func TestPickNodesSpreadsEvenly(t *testing.T) {
 	}
 	if len(f.pickNodes(0)) != 0 || len(f.pickNodes(1)) != 200 {
 		t.Error("fractions 0 and 1 pick none and all")
+	}
+}
+
+func TestPodReferences(t *testing.T) {
+	p := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns"},
+		Spec: v1.PodSpec{
+			Volumes: []v1.Volume{
+				{Name: "cm", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "config"}}}},
+				{Name: "sec", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "creds"}}},
+				{Name: "kube-api-access", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
+					{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptrTo(int64(3607))}},
+					{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "kube-root-ca.crt"}}},
+				}}}},
+			},
+			Containers: []v1.Container{{
+				Name:    "c",
+				EnvFrom: []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "config"}}}},
+				Env: []v1.EnvVar{{Name: "PW", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{
+					LocalObjectReference: v1.LocalObjectReference{Name: "other"}, Key: "pw",
+				}}}},
+			}},
+		},
+	}
+	refs, tokens := podReferences(p)
+	want := []objectRef{
+		{"configmaps", "ns", "config"}, {"secrets", "ns", "creds"},
+		{"configmaps", "ns", "kube-root-ca.crt"}, {"secrets", "ns", "other"},
+	}
+	if len(refs) != len(want) {
+		t.Fatalf("refs = %v, want %v (each object once)", refs, want)
+	}
+	for i := range want {
+		if refs[i] != want[i] {
+			t.Errorf("ref %d = %v, want %v", i, refs[i], want[i])
+		}
+	}
+	if len(tokens) != 1 || tokens[0].expiration != 3607 {
+		t.Errorf("tokens = %v", tokens)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func TestRefsOpenOneWatchPerObject(t *testing.T) {
+	f := testFleet(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.watchCtx = ctx
+	n := f.nodes[0]
+	client, err := f.clients.shared() // to 127.0.0.1:1: the watches retry until cancelled
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.client = client
+	r := []objectRef{{"configmaps", "ns", "kube-root-ca.crt"}}
+	n.holdRefs(r)
+	n.holdRefs(r)
+	if len(n.refWatches) != 1 || n.refs[r[0]] != 2 {
+		t.Fatalf("two pods, one object: %d watches, count %d", len(n.refWatches), n.refs[r[0]])
+	}
+	n.releaseRefs(r)
+	if len(n.refWatches) != 1 {
+		t.Fatal("watch closed while a pod still uses the object")
+	}
+	n.releaseRefs(r)
+	if len(n.refWatches) != 0 || len(n.refs) != 0 {
+		t.Fatalf("watch left open after the last pod: %v", n.refs)
+	}
+	cancel()
+	f.watches.Wait() // the watch goroutine ended with its context
+}
+
+// TestStatusWriteRetriesUntilTheAuthorizerKnowsThePod: the Node authorizer
+// refuses a node's GET of a pod it has not linked to the node yet; the status
+// write must come back later rather than leave the pod Pending forever, and
+// must not be sent twice once it landed.
+func TestStatusWriteRetriesUntilTheAuthorizerKnowsThePod(t *testing.T) {
+	var mu sync.Mutex
+	gets, patches := 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/api/v1/namespaces/ns/pods/p":
+			gets++
+			if gets == 1 {
+				w.WriteHeader(http.StatusForbidden)
+				_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`))
+				return
+			}
+			_, _ = w.Write([]byte(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"ns","uid":"u1"}}`))
+		case r.Method == http.MethodPatch && r.URL.Path == "/api/v1/namespaces/ns/pods/p/status":
+			patches++
+			_, _ = w.Write([]byte(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"ns","uid":"u1"}}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	data := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: '" + srv.URL + "'}}]\n" +
+		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
+	if err := os.WriteFile(kubeconfig, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := testFleet(t, func(c *Config) { c.KubeconfigPath = kubeconfig })
+	client, err := f.clients.shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := f.nodes[0]
+	n.client = client
+	p := &pod{uid: "u1", namespace: "ns", name: "p", phase: podAdmitted, containers: []containerInfo{{"c", "img"}}, startTime: time.Now()}
+	n.pods[p.uid] = p
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go f.sched.Run(ctx, 2)
+	n.syncStatus(ctx, p, 0)
+	for {
+		mu.Lock()
+		done := patches > 0
+		mu.Unlock()
+		if done {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the refused status write was never tried again")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	n.syncStatus(ctx, p, 0) // same phase: the API has it already
+	mu.Lock()
+	defer mu.Unlock()
+	if gets != 2 || patches != 1 {
+		t.Fatalf("got %d GETs and %d PATCHes, want 2 and 1", gets, patches)
 	}
 }

@@ -1,0 +1,568 @@
+package local
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+
+	"github.com/kscale/kscale/controlplane"
+	"github.com/kscale/kscale/framework/procstat"
+)
+
+// auditPolicy records every request of a node identity (kubelet morph or
+// fleet) at Metadata level and nothing else: the benchmark counts API calls
+// per node by verb and resource from it.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  userGroups: ["system:nodes"]
+- level: None
+`
+
+// benchCluster starts a cluster as users run it (etcd fsync on), with the
+// given extra apiserver flags.
+func benchCluster(b *testing.B, apiserverArgs ...string) *Cluster {
+	b.Helper()
+	o := controlplane.DefaultOptions()
+	o.APIServerPort = 0
+	o.StopWithCaller = true
+	o.APIServerArgs = apiserverArgs
+	c, err := Start(context.Background(), filepath.Join(b.TempDir(), "cluster"), o, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Stop(context.Background()) })
+	return c
+}
+
+// usageOver samples processes over a window and returns cores and MiB per name.
+func usageOver(b *testing.B, pids map[string]int, window time.Duration) map[string]map[string]float64 {
+	b.Helper()
+	first := map[string]procstat.Sample{}
+	for name, pid := range pids {
+		s, err := procstat.Read(pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		first[name] = s
+	}
+	time.Sleep(window)
+	out := map[string]map[string]float64{}
+	for name, pid := range pids {
+		s, err := procstat.Read(pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		u := procstat.Between(first[name], s)
+		out[name] = map[string]float64{"cores": u.Cores, "rssMiB": float64(u.RSS) / (1 << 20)}
+	}
+	return out
+}
+
+func controlPlanePIDs(b *testing.B, c *Cluster) map[string]int {
+	b.Helper()
+	eps, err := c.Endpoints()
+	if err != nil {
+		b.Fatal(err)
+	}
+	pids := map[string]int{}
+	for name, ep := range eps {
+		pids[name] = ep.PID
+	}
+	return pids
+}
+
+// auditEvent is the part of an audit event the benchmark reads.
+type auditEvent struct {
+	Stage string `json:"stage"`
+	Verb  string `json:"verb"`
+	User  struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef *struct {
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+	StageTimestamp time.Time `json:"stageTimestamp"`
+}
+
+// auditCounts counts completed requests per call ("VERB resource[/sub]") for
+// the node users that classify() maps to a group, between from and to, and
+// the watches those users hold open at to.
+func auditCounts(b *testing.B, path string, from, to time.Time, classify func(user string) string) (calls map[string]map[string]float64, watches map[string]float64) {
+	b.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	calls = map[string]map[string]float64{}
+	watches = map[string]float64{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev auditEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.ObjectRef == nil {
+			continue
+		}
+		group := classify(ev.User.Username)
+		if group == "" || ev.StageTimestamp.After(to) {
+			continue
+		}
+		resource := ev.ObjectRef.Resource
+		if ev.ObjectRef.Subresource != "" {
+			resource += "/" + ev.ObjectRef.Subresource
+		}
+		if ev.Verb == "watch" {
+			switch ev.Stage {
+			case "ResponseStarted":
+				watches[group]++
+			case "ResponseComplete", "Panic":
+				watches[group]--
+			}
+		}
+		if ev.Stage != "ResponseComplete" || ev.StageTimestamp.Before(from) {
+			continue
+		}
+		if calls[group] == nil {
+			calls[group] = map[string]float64{}
+		}
+		calls[group][strings.ToUpper(ev.Verb)+" "+resource]++
+	}
+	if err := sc.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return calls, watches
+}
+
+func perUnit(m map[string]float64, divisor float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m {
+		out[k] = v / divisor
+	}
+	return out
+}
+
+// BenchmarkFleetKubelet1000 runs 1000 kubelet-profile hollow nodes in one
+// fleet next to 3 real kubelet-morph nodes, on a cluster that audits node
+// requests. It reports the fleet's start-up, idle CPU and memory, the
+// memory per node of both kinds, and both kinds' API calls per node per
+// minute (idle) and per pod (a pod's life), by verb and resource.
+func BenchmarkFleetKubelet1000(b *testing.B) {
+	const (
+		fleetNodes = 1000
+		morphNodes = 3
+		idle       = 330 * time.Second // one status report (5 min) of every node falls in it
+		podsPer    = 4
+	)
+	dir := b.TempDir()
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	auditLog := filepath.Join(dir, "audit.log")
+	c := benchCluster(b, "--audit-policy-file="+policy, "--audit-log-path="+auditLog, "--audit-log-maxsize=0")
+	ctx := context.Background()
+
+	morph, err := c.StartNodes(ctx, morphNodes, NodeOptions{Group: "morph", NamePrefix: "morph-"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer morph.Stop()
+	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=morph", morphNodes, nil); err != nil {
+		b.Fatal(err)
+	}
+
+	start := time.Now()
+	f, err := c.StartFleet(ctx, FleetOptions{Group: "fleet", Nodes: fleetNodes})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Stop()
+	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=fleet", fleetNodes, nil); err != nil {
+		b.Fatal(err)
+	}
+	readySeconds := time.Since(start).Seconds()
+	// Settle: all watches open, start-up events sent.
+	waitQuiet(b, f, 6*fleetNodes)
+
+	pids := controlPlanePIDs(b, c)
+	pids["fleet"] = f.PID
+	for i, p := range morph.Processes {
+		pids[fmt.Sprintf("morph-%d", i)] = p.PID
+	}
+	t0 := time.Now()
+	usage := usageOver(b, pids, idle)
+	t1 := time.Now()
+	failedRenewals := fleetMetricB(b, f, "kscale_fleet_lease_renewals_total", map[string]string{"result": "error"})
+
+	// A pod's life on both kinds of node: podsPer pods per node, to Running,
+	// then deleted.
+	churn := func(group string, replicas int) {
+		runAndDelete(b, c, group, replicas)
+	}
+	churn("morph", morphNodes*podsPer)
+	churn("fleet", fleetNodes*podsPer)
+	t2 := time.Now()
+
+	classify := func(user string) string {
+		switch {
+		case strings.HasPrefix(user, "system:node:morph-"):
+			return "kubelet-morph"
+		case strings.HasPrefix(user, "system:node:fleet-"):
+			return "fleet"
+		}
+		return ""
+	}
+	idleCalls, watches := auditCounts(b, auditLog, t0, t1, classify)
+	podCalls, _ := auditCounts(b, auditLog, t1, t2, classify)
+	minutes := t1.Sub(t0).Minutes()
+	nodes := map[string]float64{"kubelet-morph": morphNodes, "fleet": fleetNodes}
+	perNodeMinute := map[string]map[string]float64{}
+	perPod := map[string]map[string]float64{}
+	for g, n := range nodes {
+		perNodeMinute[g] = perUnit(idleCalls[g], n*minutes)
+		// Idle calls also happen during the churn window; take them out.
+		pc := map[string]float64{}
+		for call, v := range podCalls[g] {
+			pc[call] = max(0, v-idleCalls[g][call]/minutes*t2.Sub(t1).Minutes())
+		}
+		perPod[g] = perUnit(pc, n*podsPer)
+		watches[g] /= n
+	}
+	var morphMiB []float64
+	for i := range morph.Processes {
+		morphMiB = append(morphMiB, usage[fmt.Sprintf("morph-%d", i)]["rssMiB"])
+	}
+	fleetPerNodeKiB := usage["fleet"]["rssMiB"] * 1024 / fleetNodes
+	ratio := median(morphMiB) * 1024 / fleetPerNodeKiB
+	b.ReportMetric(readySeconds, "s/ready")
+	b.ReportMetric(usage["fleet"]["rssMiB"], "MiB/fleet")
+	b.ReportMetric(1000*usage["fleet"]["cores"], "millicores/fleet")
+	b.ReportMetric(ratio, "x-less-memory-per-node")
+	writeBench(b, "fleet-kubelet-1000", map[string]any{
+		"nodes":                     fleetNodes,
+		"readySeconds":              readySeconds,
+		"idleWindowSeconds":         idle.Seconds(),
+		"processes":                 usage,
+		"fleetRSSMiB":               usage["fleet"]["rssMiB"],
+		"fleetIdleCores":            usage["fleet"]["cores"],
+		"fleetRSSPerNodeKiB":        fleetPerNodeKiB,
+		"kubeletMorphRSSPerNodeMiB": median(morphMiB),
+		"memoryPerNodeRatio":        ratio,
+		"failedLeaseRenewals":       failedRenewals,
+		"apiCallsPerNodePerMinute":  perNodeMinute,
+		"apiCallsPerPod":            perPod,
+		"openWatchesPerNode":        watches,
+		"podsPerNodeInChurn":        podsPer,
+	})
+}
+
+// waitQuiet waits until the fleet holds all its watches and its queues are
+// empty (start-up events sent).
+func waitQuiet(b *testing.B, f *Fleet, watches float64) {
+	b.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 10*time.Minute, true, func(context.Context) (bool, error) {
+		w, err1 := readFleetMetric(f, "kscale_fleet_watches", nil)
+		q, err2 := readFleetMetric(f, "kscale_fleet_queue_length", map[string]string{"priority": "events"})
+		return err1 == nil && err2 == nil && w == watches && q == 0, nil
+	})
+	if err != nil {
+		b.Fatalf("fleet never settled: %v", err)
+	}
+}
+
+func fleetMetricB(b *testing.B, f *Fleet, name string, labels map[string]string) float64 {
+	b.Helper()
+	v, err := readFleetMetric(f, name, labels)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return v
+}
+
+// runAndDelete runs replicas pause pods on the hollow nodes of group to
+// Running, then deletes them and waits until they are gone.
+func runAndDelete(b *testing.B, c *Cluster, group string, replicas int) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	ns, err := c.Client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-"}}, metav1.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+	labels := map[string]string{"app": "bench-" + group}
+	_, err = c.Client.AppsV1().Deployments(ns.Name).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(int32(replicas)),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: v1.PodSpec{
+					NodeSelector: map[string]string{HollowLabel: group},
+					Containers:   []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
+				},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		pods, err := c.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		return err == nil && podPhases(pods)[v1.PodRunning] == replicas, nil
+	})
+	if err != nil {
+		b.Fatalf("%s pods not Running: %v", group, err)
+	}
+	if err := c.Client.AppsV1().Deployments(ns.Name).Delete(ctx, "bench", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}); err != nil {
+		b.Fatal(err)
+	}
+	err = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		pods, err := c.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
+		return err == nil && len(pods.Items) == 0, nil
+	})
+	if err != nil {
+		b.Fatalf("%s pods not deleted: %v", group, err)
+	}
+}
+
+// BenchmarkFleetKubelet5000 registers 5000 kubelet-profile hollow nodes in
+// one fleet and keeps them for 10 minutes, counting NotReady transitions and
+// failed lease renewals, and measuring what the fleet and the control plane
+// cost. On a 2-core machine the control plane is expected to be the limit.
+func BenchmarkFleetKubelet5000(b *testing.B) {
+	const (
+		nodes  = 5000
+		steady = 10 * time.Minute
+	)
+	c := benchCluster(b)
+	ctx := context.Background()
+	start := time.Now()
+	f, err := c.StartFleet(ctx, FleetOptions{Group: "fleet", Nodes: nodes})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Stop()
+	// Where the control plane cannot take all nodes, the figures of the
+	// nodes it did take are still worth recording: that is the finding.
+	readyCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	allReady := WaitNodesReady(readyCtx, c.Client, HollowLabel+"=fleet", nodes, nil) == nil
+	readySeconds := time.Since(start).Seconds()
+	readyNodes := countReady(ctx, b, c, HollowLabel+"=fleet")
+	settledSeconds := -1.0
+	if allReady {
+		waitQuiet(b, f, 6*nodes)
+		settledSeconds = time.Since(start).Seconds()
+	}
+
+	transitions := countNotReady(ctx, b, c, HollowLabel+"=fleet")
+	errorsBefore := fleetMetricB(b, f, "kscale_fleet_lease_renewals_total", map[string]string{"result": "error"})
+	pids := controlPlanePIDs(b, c)
+	pids["fleet"] = f.PID
+	var maxLeaseAge float64
+	stop := make(chan struct{})
+	var sampler sync.WaitGroup
+	sampler.Add(1)
+	go func() {
+		defer sampler.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Second):
+			}
+			if v, err := readFleetMetric(f, "kscale_fleet_lease_age_max_seconds", nil); err == nil {
+				maxLeaseAge = max(maxLeaseAge, v)
+			}
+		}
+	}()
+	usage := usageOver(b, pids, steady)
+	close(stop)
+	sampler.Wait()
+	failed := fleetMetricB(b, f, "kscale_fleet_lease_renewals_total", map[string]string{"result": "error"}) - errorsBefore
+	watches := fleetMetricB(b, f, "kscale_fleet_watches", nil)
+	busy := 0.0
+	for _, u := range usage {
+		busy += u["cores"]
+	}
+	b.ReportMetric(readySeconds, "s/ready")
+	b.ReportMetric(usage["fleet"]["rssMiB"], "MiB/fleet")
+	b.ReportMetric(transitions(), "notready-transitions")
+	writeBench(b, "fleet-kubelet-5000", map[string]any{
+		"nodes":                    nodes,
+		"allReady":                 allReady,
+		"readyNodesAtReadySeconds": readyNodes,
+		"readySeconds":             readySeconds,
+		"readyNodesAtEnd":          countReady(ctx, b, c, HollowLabel+"=fleet"),
+		"watchesOpenAndQuietAfter": settledSeconds,
+		"steadySeconds":            steady.Seconds(),
+		"notReadyTransitions":      transitions(),
+		"failedLeaseRenewals":      failed,
+		"maxLeaseAgeSeconds":       maxLeaseAge,
+		"fleetWatches":             watches,
+		"processes":                usage,
+		"coresBusyOfTwo":           busy,
+	})
+}
+
+// countReady lists the nodes matching selector and counts the Ready ones.
+func countReady(ctx context.Context, b *testing.B, c *Cluster, selector string) int {
+	b.Helper()
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ready := 0
+	for i := range nodes.Items {
+		if NodeReady(&nodes.Items[i]) {
+			ready++
+		}
+	}
+	return ready
+}
+
+// countNotReady counts, from now on, every time a node matching selector
+// turns from Ready to not Ready. The returned function reads the count.
+func countNotReady(ctx context.Context, b *testing.B, c *Cluster, selector string) func() float64 {
+	b.Helper()
+	var mu sync.Mutex
+	ready := map[string]bool{}
+	count := 0.0
+	w, err := c.Client.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		b.Fatal(err)
+	}
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range nodes.Items {
+		ready[nodes.Items[i].Name] = NodeReady(&nodes.Items[i])
+	}
+	go func() {
+		for ev := range w.ResultChan() {
+			n, ok := ev.Object.(*v1.Node)
+			if !ok {
+				continue
+			}
+			mu.Lock()
+			now := NodeReady(n)
+			if ready[n.Name] && !now {
+				count++
+			}
+			ready[n.Name] = now
+			mu.Unlock()
+		}
+	}()
+	b.Cleanup(w.Stop)
+	return func() float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return count
+	}
+}
+
+// BenchmarkFleetPods1000x30 runs 30 000 pods on 1000 kubelet-profile nodes
+// (ten Deployments of 3000, as density tests spread them) and reports how
+// long they took to be Running and what each pod costs the fleet.
+func BenchmarkFleetPods1000x30(b *testing.B) {
+	const (
+		nodes       = 1000
+		deployments = 10
+		perDeploy   = 3000
+		pods        = deployments * perDeploy
+	)
+	c := benchCluster(b)
+	ctx := context.Background()
+	f, err := c.StartFleet(ctx, FleetOptions{Group: "fleet", Nodes: nodes})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Stop()
+	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=fleet", nodes, nil); err != nil {
+		b.Fatal(err)
+	}
+	waitQuiet(b, f, 6*nodes)
+	before, err := procstat.Read(f.PID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ns, err := c.Client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "density-"}}, metav1.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	for i := range deployments {
+		labels := map[string]string{"app": fmt.Sprintf("density-%d", i)}
+		_, err := c.Client.AppsV1().Deployments(ns.Name).Create(ctx, &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("density-%d", i)},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To(int32(perDeploy)),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: v1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: v1.PodSpec{
+						NodeSelector: map[string]string{HollowLabel: "fleet"},
+						Containers:   []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
+					},
+				},
+			},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	var running float64
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Second, 60*time.Minute, true, func(context.Context) (bool, error) {
+		running = fleetMetricB(b, f, "kscale_fleet_pod_transitions_total", map[string]string{"to": "Running"})
+		return running >= pods, nil
+	})
+	if err != nil {
+		b.Fatalf("%v pods Running after %v: %v", running, time.Since(start).Round(time.Second), err)
+	}
+	runningAfter := time.Since(start).Seconds()
+	time.Sleep(30 * time.Second) // let the last status writes and events settle
+	// The fleet counts a pod Running when it starts it; the API must agree.
+	list, err := c.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(list.Items) != pods {
+		b.Fatalf("the fleet started %v pods but the API shows %d Running", running, len(list.Items))
+	}
+	after, err := procstat.Read(f.PID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	perPodKiB := (float64(after.RSS) - float64(before.RSS)) / 1024 / pods
+	b.ReportMetric(runningAfter, "s/30000-running")
+	b.ReportMetric(perPodKiB, "KiB/pod")
+	writeBench(b, "fleet-kubelet-1000x30-pods", map[string]any{
+		"nodes":                nodes,
+		"pods":                 pods,
+		"allRunningSeconds":    runningAfter,
+		"fleetRSSBeforeMiB":    float64(before.RSS) / (1 << 20),
+		"fleetRSSAfterMiB":     float64(after.RSS) / (1 << 20),
+		"fleetRSSPerPodKiB":    perPodKiB,
+		"podsRunningPerSecond": pods / runningAfter,
+	})
+}
