@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -79,7 +80,11 @@ func (c *Cluster) StartFleet(ctx context.Context, opts FleetOptions) (*Fleet, er
 }
 
 func (f *Fleet) start(c *Cluster) error {
-	p, err := startHollow(f.binary, filepath.Join(c.Dir.Path(), "nodes", f.Options.Group+".fleet.log"), f.args)
+	logs := filepath.Join(c.Dir.Path(), "nodes")
+	if err := os.MkdirAll(logs, 0o700); err != nil {
+		return fmt.Errorf("creating the folder of hollow-node logs: %w", err)
+	}
+	p, err := startHollow(f.binary, filepath.Join(logs, f.Options.Group+".fleet.log"), f.args)
 	if err != nil {
 		return err
 	}

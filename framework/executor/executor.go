@@ -1,0 +1,270 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/kscale/kscale/framework/config"
+	"github.com/kscale/kscale/framework/tuningset"
+)
+
+// MeasurementCall is one measurement entry instance as a step runs it.
+type MeasurementCall struct {
+	Method     string
+	Identifier string
+	Params     map[string]any
+}
+
+// Measurements runs measurement calls by method name; the measurements
+// package provides the real one. A returned error fails the call.
+type Measurements interface {
+	Run(ctx context.Context, call MeasurementCall) error
+}
+
+// Options configure a run.
+type Options struct {
+	// RunID labels everything the run creates (RunLabel).
+	RunID string
+	// Client is used for namespaces; Dynamic for the objects of phases
+	// (several, used round robin, to spread load over connections).
+	Client  kubernetes.Interface
+	Dynamic []dynamic.Interface
+	Mapper  meta.RESTMapper
+	// Measurements runs the measurement steps; nil fails them.
+	Measurements Measurements
+	// KeepNamespaces leaves the run's namespaces in place at the end.
+	KeepNamespaces bool
+	// Backoff overrides the retry backoff of object writes (tests).
+	Backoff *wait.Backoff
+}
+
+// Result is what a run did, step by step.
+type Result struct {
+	Steps []StepResult
+	// CleanupError is set when the run's namespaces could not be removed.
+	CleanupError error
+}
+
+// StepResult is one step's outcome.
+type StepResult struct {
+	Index    int
+	Name     string
+	Duration time.Duration
+	// Errors are every failure of the step's phases or measurements.
+	Errors []error
+	// Measurements lists the outcome of each measurement call of the step.
+	Measurements []MeasurementResult
+	// Skipped: an earlier critical error or a cancellation stopped the run
+	// before this step.
+	Skipped bool
+}
+
+// MeasurementResult is the outcome of one measurement call.
+type MeasurementResult struct {
+	MeasurementCall
+	Err error
+}
+
+// Failed reports whether any step failed or was skipped.
+func (r *Result) Failed() bool {
+	for _, s := range r.Steps {
+		if len(s.Errors) > 0 || s.Skipped {
+			return true
+		}
+	}
+	return false
+}
+
+// CriticalError stops the remaining steps: the run cannot mean anything
+// after it (its namespaces are missing, a template cannot be rendered, a
+// kind is unknown to the cluster).
+type CriticalError struct{ Err error }
+
+func (e *CriticalError) Error() string { return "critical: " + e.Err.Error() }
+func (e *CriticalError) Unwrap() error { return e.Err }
+
+func critical(err error) error { return &CriticalError{Err: err} }
+
+// Executor runs one compiled config.
+type Executor struct {
+	compiled   *config.Compiled
+	opts       Options
+	tuningSets *tuningset.Registry
+	state      *replicaState
+	namespaces *namespaces
+	objects    []*objectClient
+	next       int
+	mu         sync.Mutex
+}
+
+// New prepares a run of compiled with opts.
+func New(compiled *config.Compiled, opts Options) (*Executor, error) {
+	if opts.RunID == "" {
+		return nil, errors.New("executor: a run id is required")
+	}
+	if opts.Client == nil || len(opts.Dynamic) == 0 || opts.Mapper == nil {
+		return nil, errors.New("executor: a client, at least one dynamic client and a REST mapper are required")
+	}
+	ts, err := tuningset.NewRegistry(compiled.Config.TuningSets)
+	if err != nil {
+		return nil, err
+	}
+	cfg := compiled.Config
+	e := &Executor{
+		compiled:   compiled,
+		opts:       opts,
+		tuningSets: ts,
+		state:      newReplicaState(),
+		namespaces: &namespaces{client: opts.Client, runID: opts.RunID, prefix: cfg.Namespace.Prefix, number: cfg.Namespace.Number},
+	}
+	backoff := defaultBackoff
+	if opts.Backoff != nil {
+		backoff = *opts.Backoff
+	}
+	for _, d := range opts.Dynamic {
+		e.objects = append(e.objects, &objectClient{dynamic: d, mapper: opts.Mapper, runID: opts.RunID, backoff: backoff})
+	}
+	return e, nil
+}
+
+// objectClient returns the next client, round robin.
+func (e *Executor) objectClient() *objectClient {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := e.objects[e.next%len(e.objects)]
+	e.next++
+	return c
+}
+
+// Run sets up the namespaces, runs the steps in order and cleans up. When
+// ctx ends, no new action starts, actions in flight finish, the remaining
+// steps are skipped, and cleanup still runs.
+func (e *Executor) Run(ctx context.Context) *Result {
+	cfg := e.compiled.Config
+	res := &Result{}
+	setupErr := e.setUp(ctx)
+	stopped := setupErr != nil
+	for i, step := range cfg.Steps {
+		sr := StepResult{Index: i, Name: step.Name}
+		if stopped || ctx.Err() != nil {
+			sr.Skipped = true
+			if i == 0 && setupErr != nil {
+				sr.Errors = append(sr.Errors, setupErr)
+			}
+			res.Steps = append(res.Steps, sr)
+			continue
+		}
+		start := time.Now()
+		klog.InfoS("Step", "index", i, "name", step.Name)
+		e.runStep(ctx, step, &sr)
+		sr.Duration = time.Since(start)
+		for _, err := range sr.Errors {
+			var c *CriticalError
+			if errors.As(err, &c) {
+				stopped = true
+			}
+		}
+		res.Steps = append(res.Steps, sr)
+	}
+	// Cleanup outlives a cancelled run, bounded by the config's timeout.
+	cleanupCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Namespace.DeleteNamespaceTimeout.Std()+time.Minute)
+	defer cancel()
+	res.CleanupError = e.cleanUp(cleanupCtx)
+	return res
+}
+
+func (e *Executor) setUp(ctx context.Context) error {
+	ns := e.compiled.Config.Namespace
+	if ns.DeleteStaleNamespaces != nil && *ns.DeleteStaleNamespaces {
+		if err := e.namespaces.deleteStale(ctx); err != nil {
+			return critical(err)
+		}
+	}
+	useExisting := ns.EnableExistingNamespaces != nil && *ns.EnableExistingNamespaces
+	if err := e.namespaces.create(ctx, useExisting); err != nil {
+		return critical(err)
+	}
+	return nil
+}
+
+func (e *Executor) cleanUp(ctx context.Context) error {
+	ns := e.compiled.Config.Namespace
+	if e.opts.KeepNamespaces || (ns.DeleteAutomanagedNamespaces != nil && !*ns.DeleteAutomanagedNamespaces) {
+		klog.InfoS("Keeping the run's namespaces", "selector", RunLabel+"="+e.opts.RunID)
+		return nil
+	}
+	return e.namespaces.deleteOwn(ctx, ns.DeleteNamespaceTimeout.Std())
+}
+
+// runStep runs the step's phases, or its measurements, all in parallel.
+func (e *Executor) runStep(ctx context.Context, step config.Step, sr *StepResult) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		sr.Errors = append(sr.Errors, err)
+	}
+	for i, phase := range step.Phases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, err := range e.runPhase(ctx, phase) {
+				fail(fmt.Errorf("phase %d: %w", i, err))
+			}
+		}()
+	}
+	calls := measurementCalls(step.Measurements)
+	sr.Measurements = make([]MeasurementResult, len(calls))
+	for i, call := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := e.runMeasurement(ctx, call)
+			sr.Measurements[i] = MeasurementResult{MeasurementCall: call, Err: err}
+			if err != nil {
+				fail(fmt.Errorf("%s (%s): %w", call.Identifier, call.Method, err))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (e *Executor) runMeasurement(ctx context.Context, call MeasurementCall) error {
+	if e.opts.Measurements == nil {
+		return fmt.Errorf("no measurement runner for method %s", call.Method)
+	}
+	return e.opts.Measurements.Run(ctx, call)
+}
+
+// measurementCalls flattens entries with instances into one call per
+// instance, instance params over the shared ones.
+func measurementCalls(entries []config.Measurement) []MeasurementCall {
+	var out []MeasurementCall
+	for _, m := range entries {
+		if len(m.Instances) == 0 {
+			out = append(out, MeasurementCall{Method: m.Method, Identifier: m.Identifier, Params: m.Params})
+			continue
+		}
+		for _, in := range m.Instances {
+			params := map[string]any{}
+			for k, v := range m.Params {
+				params[k] = v
+			}
+			for k, v := range in.Params {
+				params[k] = v
+			}
+			out = append(out, MeasurementCall{Method: m.Method, Identifier: in.Identifier, Params: params})
+		}
+	}
+	return out
+}
