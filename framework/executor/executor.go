@@ -72,7 +72,17 @@ type StepResult struct {
 type MeasurementResult struct {
 	MeasurementCall
 	Err error
+	// NotMeasured says why the call measured nothing, when it could not
+	// (an unsupported method the user chose to skip); it is not a failure
+	// but appears in every report.
+	NotMeasured string
 }
+
+// NotMeasuredError is returned by a measurement that could not measure for
+// a reason the user accepted beforehand.
+type NotMeasuredError struct{ Reason string }
+
+func (e *NotMeasuredError) Error() string { return "not measured: " + e.Reason }
 
 // Failed reports whether any step failed or was skipped.
 func (r *Result) Failed() bool {
@@ -230,6 +240,11 @@ func (e *Executor) runStep(ctx context.Context, step config.Step, sr *StepResult
 		go func() {
 			defer wg.Done()
 			err := e.runMeasurement(ctx, call)
+			var notMeasured *NotMeasuredError
+			if errors.As(err, &notMeasured) {
+				sr.Measurements[i] = MeasurementResult{MeasurementCall: call, NotMeasured: notMeasured.Reason}
+				return
+			}
 			sr.Measurements[i] = MeasurementResult{MeasurementCall: call, Err: err}
 			if err != nil {
 				fail(fmt.Errorf("%s (%s): %w", call.Identifier, call.Method, err))

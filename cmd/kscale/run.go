@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/kscale/kscale/framework/runner"
+)
+
+// addRunFlags binds the flags validate and run read the same way.
+func addRunFlags(fs *pflag.FlagSet, o *runner.Options) {
+	fs.StringVar(&o.TestConfig, "testconfig", "", "clusterloader2-format test config")
+	fs.StringArrayVar(&o.Overrides, "testoverrides", nil, "overrides file (repeatable; a later file wins)")
+	fs.IntVar(&o.Nodes, "nodes", 0, "node count of the run: the template value .Nodes")
+	fs.BoolVar(&o.SkipUnsupported, "skip-unsupported-measurements", false, "run configs naming measurement methods kscale lacks; those report 'not measured'")
+}
+
+func newValidateCommand() *cobra.Command {
+	var o runner.Options
+	cmd := &cobra.Command{
+		Use:   "validate CONFIG",
+		Short: "Compile a test config and print it, or every error in it",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if o.TestConfig != "" && o.TestConfig != args[0] {
+					return usageError{errors.New("validate: give the config as an argument or --testconfig, not both")}
+				}
+				o.TestConfig = args[0]
+			}
+			return inputErr(runner.Validate(o, cmd.OutOrStdout(), cmd.ErrOrStderr()))
+		},
+	}
+	addRunFlags(cmd.Flags(), &o)
+	return cmd
+}
+
+func newRunCommand() *cobra.Command {
+	var o runner.Options
+	cmd := &cobra.Command{
+		Use:   "run --testconfig CONFIG --kubeconfig FILE",
+		Short: "Run a test config against the cluster the kubeconfig points at",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Kubeconfig == "" {
+				o.Kubeconfig = os.Getenv("KUBECONFIG")
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			res, err := runner.Run(ctx, o, cmd.ErrOrStderr())
+			if err != nil {
+				return inputErr(err)
+			}
+			if !runner.Summary(res, cmd.OutOrStdout()) {
+				return errors.New("the run failed (see the steps above)")
+			}
+			return nil
+		},
+	}
+	addRunFlags(cmd.Flags(), &o)
+	fs := cmd.Flags()
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the test cluster (default $KUBECONFIG)")
+	fs.StringVar(&o.ReportDir, "report-dir", "", "folder for the generated config and reports")
+	fs.BoolVar(&o.KeepNamespaces, "keep-namespaces", false, "leave the run's namespaces in place at the end")
+	fs.IntVar(&o.ClientsNumber, "k8s-clients-number", 0, "client connections for object writes (default one per 100 nodes)")
+	fs.Float32Var(&o.QPS, "kube-api-qps", 0, "client QPS (default client-go's)")
+	fs.IntVar(&o.Burst, "kube-api-burst", 0, "client burst")
+	return cmd
+}
+
+// inputErr maps the runner's bad-input errors to exit code 2.
+func inputErr(err error) error {
+	var in *runner.InputError
+	if errors.As(err, &in) {
+		return usageError{fmt.Errorf("%w", in)}
+	}
+	return err
+}

@@ -1,0 +1,6 @@
+// Package measurements holds the measurement methods a config's
+// measurement steps call, registered by their clusterloader2 names
+// (PodStartupLatency, APIResponsivenessPrometheus, Sleep, ...), one method
+// per file. A Manager keeps one instance per identifier for the whole run,
+// so that `action: start` and `action: gather` of one identifier meet.
+package measurements
