@@ -1,0 +1,75 @@
+package local
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestKscaleValidate: the compiled config or every error with its place,
+// exit 0 or 2.
+func TestKscaleValidate(t *testing.T) {
+	density := filepath.Join("..", "..", "..", "configs", "density", "config.yaml")
+	r := runBinary(t, "kscale", nil, "validate", density, "--nodes=100", "--skip-unsupported-measurements")
+	if r.code != 0 || !strings.Contains(r.stdout, "name: density") || !strings.Contains(r.stdout, "replicasPerNamespace: 3000") {
+		t.Fatalf("validate density: exit %d\nstdout:\n%.400s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "not measured") || !strings.Contains(r.stderr, "PodStartupLatency") {
+		t.Errorf("the skipped measurements are not listed:\n%s", r.stderr)
+	}
+
+	r = runBinary(t, "kscale", nil, "validate", density, "--nodes=100")
+	if r.code != 2 || !strings.Contains(r.stderr, "config.yaml:") || !strings.Contains(r.stderr, "PodStartupLatency") {
+		t.Errorf("unsupported methods without the skip flag: exit %d\n%s", r.code, r.stderr)
+	}
+
+	broken := filepath.Join(t.TempDir(), "broken.yaml")
+	if err := os.WriteFile(broken, []byte(`name: broken
+tuningSets:
+- name: Uniform
+  qpsLoad: {qps: 1}
+steps:
+- name: one
+  phases:
+  - replicasPerNamespace: 1
+    tuningSet: Fast
+    objectBundle: []
+- name: two
+  measurements: []
+  phases: []
+  module: {path: x.yaml}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runBinary(t, "kscale", nil, "validate", broken)
+	if r.code != 2 {
+		t.Fatalf("broken config: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{broken + ":9:", "steps[0].phases[0].tuningSet", `"Fast"`, "Uniform", broken + ":11:", "steps[1]"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("broken config: stderr does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	r = runBinary(t, "kscale", nil, "run", "--testconfig", density, "--kubeconfig", filepath.Join(t.TempDir(), "missing"), "--skip-unsupported-measurements")
+	assertBadInput(t, r, "--kubeconfig")
+}
+
+// TestKscaleRun runs a config against the shared cluster from the command
+// line: every phase done, the unsupported measurement reported as not
+// measured, exit 0, the generated config saved.
+func TestKscaleRun(t *testing.T) {
+	c, _ := sharedCluster(t)
+	reports := t.TempDir()
+	r := runBinary(t, "kscale", []string{"CL2_PREFIX=cli-run"}, "run", "--testconfig", "testdata/executor/config.yaml",
+		"--kubeconfig", c.Dir.AdminKubeconfig(), "--report-dir", reports, "--skip-unsupported-measurements")
+	if r.code != 0 {
+		t.Fatalf("kscale run: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "Phase 2") || !strings.Contains(r.stdout, "not measured") {
+		t.Errorf("summary does not show the steps and the unmeasured probe:\n%s", r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(reports, "generatedConfig_executor-it.yaml")); err != nil {
+		t.Error(err)
+	}
+}
