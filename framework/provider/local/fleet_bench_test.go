@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -307,21 +306,7 @@ func runAndDelete(b *testing.B, c *Cluster, group string, replicas int) {
 		b.Fatal(err)
 	}
 	defer c.Client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
-	labels := map[string]string{"app": "bench-" + group}
-	_, err = c.Client.AppsV1().Deployments(ns.Name).Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(int32(replicas)),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: v1.PodSpec{
-					NodeSelector: map[string]string{HollowLabel: group},
-					Containers:   []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
-				},
-			},
-		},
-	}, metav1.CreateOptions{})
+	_, err = c.Client.AppsV1().Deployments(ns.Name).Create(ctx, pauseDeployment("bench-"+group, group, int32(replicas)), metav1.CreateOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -512,21 +497,7 @@ func BenchmarkFleetPods1000x30(b *testing.B) {
 	}
 	start := time.Now()
 	for i := range deployments {
-		labels := map[string]string{"app": fmt.Sprintf("density-%d", i)}
-		_, err := c.Client.AppsV1().Deployments(ns.Name).Create(ctx, &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("density-%d", i)},
-			Spec: appsv1.DeploymentSpec{
-				Replicas: ptr.To(int32(perDeploy)),
-				Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: v1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec: v1.PodSpec{
-						NodeSelector: map[string]string{HollowLabel: "fleet"},
-						Containers:   []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
-					},
-				},
-			},
-		}, metav1.CreateOptions{})
+		_, err := c.Client.AppsV1().Deployments(ns.Name).Create(ctx, pauseDeployment(fmt.Sprintf("density-%d", i), "fleet", perDeploy), metav1.CreateOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,12 +10,10 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/utils/ptr"
 )
 
 // The fleet tests share one 200-node fleet, started on first use next to the
@@ -150,23 +148,7 @@ func TestFleetRunsADeploymentOfAThousandPods(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const replicas = 1000
-	labels := map[string]string{"app": "fleet-load"}
-	deploy := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "load"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: v1.PodSpec{
-					NodeSelector: map[string]string{HollowLabel: "fleet"},
-					Containers: []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{
-						Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("10m"), v1.ResourceMemory: resource.MustParse("10Mi")},
-					}}},
-				},
-			},
-		},
-	}
+	deploy := pauseDeployment("load", "fleet", replicas)
 	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -395,21 +377,7 @@ func TestFleetRestartAdoptsNodesAndPods(t *testing.T) {
 	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=restart", nodes, nil); err != nil {
 		t.Fatal(err)
 	}
-	labels := map[string]string{"app": "restart"}
-	_, err = c.Client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "restart"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: v1.PodSpec{
-					NodeSelector: map[string]string{HollowLabel: "restart"},
-					Containers:   []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
-				},
-			},
-		},
-	}, metav1.CreateOptions{})
+	_, err = c.Client.AppsV1().Deployments(ns).Create(ctx, pauseDeployment("restart", "restart", replicas), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,21 +454,7 @@ func TestFleetLightProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFleetMetric(ctx, t, f, "kscale_fleet_watches", nil, 2)
-	labels := map[string]string{"app": "light"}
-	_, err = c.Client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "light"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: v1.PodSpec{
-					NodeSelector: map[string]string{HollowLabel: "light"},
-					Containers:   []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
-				},
-			},
-		},
-	}, metav1.CreateOptions{})
+	_, err = c.Client.AppsV1().Deployments(ns).Create(ctx, pauseDeployment("light", "light", replicas), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

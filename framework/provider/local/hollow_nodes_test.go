@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -61,27 +59,7 @@ func TestDeploymentRunsOnHollowKubelets(t *testing.T) {
 	defer cancel()
 
 	const replicas = 20
-	labels := map[string]string{"app": "density-smoke"}
-	deploy := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "smoke"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: v1.PodSpec{
-					NodeSelector: map[string]string{HollowLabel: "shared"},
-					Containers: []v1.Container{{
-						Name:  "pause",
-						Image: "registry.k8s.io/pause:3.10",
-						Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
-							v1.ResourceCPU: resource.MustParse("10m"), v1.ResourceMemory: resource.MustParse("10Mi"),
-						}},
-					}},
-				},
-			},
-		},
-	}
+	deploy := pauseDeployment("smoke", "shared", replicas)
 	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
