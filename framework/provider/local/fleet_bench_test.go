@@ -276,14 +276,22 @@ func BenchmarkFleetKubelet1000(b *testing.B) {
 // empty (start-up events sent).
 func waitQuiet(b *testing.B, f *Fleet, watches float64) {
 	b.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 10*time.Minute, true, func(context.Context) (bool, error) {
-		w, err1 := readFleetMetric(f, "kscale_fleet_watches", nil)
-		q, err2 := readFleetMetric(f, "kscale_fleet_queue_length", map[string]string{"priority": "events"})
-		return err1 == nil && err2 == nil && w == watches && q == 0, nil
-	})
-	if err != nil {
+	if err := settle(f, watches, 1, 10*time.Minute); err != nil {
 		b.Fatalf("fleet never settled: %v", err)
 	}
+}
+
+// settle waits until at least share of the expected watches are open and
+// the fleet's event queue is empty. A share below 1 allows for watches that
+// are being re-established: past 5 minutes, each reconnects every 5–10
+// minutes, as a kubelet's reflectors do, so at thousands of nodes some are
+// always between two requests.
+func settle(f *Fleet, watches, share float64, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(context.Background(), time.Second, timeout, true, func(context.Context) (bool, error) {
+		w, err1 := readFleetMetric(f, "kscale_fleet_watches", nil)
+		q, err2 := readFleetMetric(f, "kscale_fleet_queue_length", map[string]string{"priority": "events"})
+		return err1 == nil && err2 == nil && w >= share*watches && q == 0, nil
+	})
 }
 
 func fleetMetricB(b *testing.B, f *Fleet, name string, labels map[string]string) float64 {
@@ -354,8 +362,7 @@ func BenchmarkFleetKubelet5000(b *testing.B) {
 	readySeconds := time.Since(start).Seconds()
 	readyNodes := countReady(ctx, b, c, HollowLabel+"=fleet")
 	settledSeconds := -1.0
-	if allReady {
-		waitQuiet(b, f, 6*nodes)
+	if allReady && settle(f, 6*nodes, 0.99, 10*time.Minute) == nil {
 		settledSeconds = time.Since(start).Seconds()
 	}
 
@@ -393,19 +400,19 @@ func BenchmarkFleetKubelet5000(b *testing.B) {
 	b.ReportMetric(usage["fleet"]["rssMiB"], "MiB/fleet")
 	b.ReportMetric(transitions(), "notready-transitions")
 	writeBench(b, "fleet-kubelet-5000", map[string]any{
-		"nodes":                    nodes,
-		"allReady":                 allReady,
-		"readyNodesAtReadySeconds": readyNodes,
-		"readySeconds":             readySeconds,
-		"readyNodesAtEnd":          countReady(ctx, b, c, HollowLabel+"=fleet"),
-		"watchesOpenAndQuietAfter": settledSeconds,
-		"steadySeconds":            steady.Seconds(),
-		"notReadyTransitions":      transitions(),
-		"failedLeaseRenewals":      failed,
-		"maxLeaseAgeSeconds":       maxLeaseAge,
-		"fleetWatches":             watches,
-		"processes":                usage,
-		"coresBusyOfTwo":           busy,
+		"nodes":                     nodes,
+		"allReady":                  allReady,
+		"readyNodesAtReadySeconds":  readyNodes,
+		"readySeconds":              readySeconds,
+		"readyNodesAtEnd":           countReady(ctx, b, c, HollowLabel+"=fleet"),
+		"watches99PercentOpenAfter": settledSeconds,
+		"steadySeconds":             steady.Seconds(),
+		"notReadyTransitions":       transitions(),
+		"failedLeaseRenewals":       failed,
+		"maxLeaseAgeSeconds":        maxLeaseAge,
+		"fleetWatches":              watches,
+		"processes":                 usage,
+		"coresBusyOfTwo":            busy,
 	})
 }
 
