@@ -18,7 +18,7 @@ import (
 func addRunFlags(fs *pflag.FlagSet, o *runner.Options) {
 	fs.StringVar(&o.TestConfig, "testconfig", "", "clusterloader2-format test config")
 	fs.StringArrayVar(&o.Overrides, "testoverrides", nil, "overrides file (repeatable; a later file wins)")
-	fs.IntVar(&o.Nodes, "nodes", 0, "node count of the run: the template value .Nodes")
+	fs.IntVar(&o.Nodes, "nodes", 0, "node count of the run, the template value .Nodes (run: 0 counts the cluster's schedulable nodes)")
 	fs.BoolVar(&o.SkipUnsupported, "skip-unsupported-measurements", false, "run configs naming measurement methods kscale lacks; those report 'not measured'")
 }
 

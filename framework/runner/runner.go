@@ -11,6 +11,10 @@ import (
 	"path/filepath"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
@@ -84,11 +88,6 @@ func reportUnsupported(c *config.Compiled, warn io.Writer) {
 // and saves the generated config in the report folder. The result says
 // whether every step succeeded; an error means the run could not start.
 func Run(ctx context.Context, o Options, warn io.Writer) (*executor.Result, error) {
-	c, err := Compile(o)
-	if err != nil {
-		return nil, err
-	}
-	reportUnsupported(c, warn)
 	if o.Kubeconfig == "" {
 		return nil, &InputError{errors.New("--kubeconfig is required (or KUBECONFIG)")}
 	}
@@ -99,6 +98,18 @@ func Run(ctx context.Context, o Options, warn io.Writer) (*executor.Result, erro
 	if o.QPS != 0 {
 		restCfg.QPS, restCfg.Burst = o.QPS, o.Burst
 	}
+	if o.Nodes == 0 {
+		// As clusterloader2 does: the test is sized for the nodes there are.
+		if o.Nodes, err = schedulableNodes(ctx, restCfg); err != nil {
+			return nil, err
+		}
+		klog.InfoS("Counted the cluster's schedulable nodes", "nodes", o.Nodes)
+	}
+	c, err := Compile(o)
+	if err != nil {
+		return nil, err
+	}
+	reportUnsupported(c, warn)
 	clients := o.ClientsNumber
 	if clients <= 0 {
 		clients = max(1, o.Nodes/100)
@@ -144,6 +155,35 @@ func (m *measurementRunner) Run(ctx context.Context, call executor.MeasurementCa
 		return &executor.NotMeasuredError{Reason: "method " + call.Method + " is not supported by kscale (skipped by --skip-unsupported-measurements)"}
 	}
 	return m.manager.Execute(ctx, call.Method, call.Identifier, call.Params)
+}
+
+// schedulableNodes counts the nodes pods can be scheduled on: not
+// cordoned and without a NoSchedule or NoExecute taint.
+func schedulableNodes(ctx context.Context, cfg *rest.Config) (int, error) {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return 0, err
+	}
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("counting the cluster's nodes: %w", err)
+	}
+	n := 0
+	for _, node := range list.Items {
+		if node.Spec.Unschedulable {
+			continue
+		}
+		tainted := false
+		for _, t := range node.Spec.Taints {
+			if t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute {
+				tainted = true
+			}
+		}
+		if !tainted {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // newRunID is a short random id with the time: unique per run, readable in

@@ -63,7 +63,7 @@ func TestDeploymentRunsOnHollowKubelets(t *testing.T) {
 	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	selector := "app=density-smoke"
+	selector := "app=smoke"
 	var pods *v1.PodList
 	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		var err error

@@ -12,7 +12,7 @@ import (
 func TestKscaleValidate(t *testing.T) {
 	density := filepath.Join("..", "..", "..", "configs", "density", "config.yaml")
 	r := runBinary(t, "kscale", nil, "validate", density, "--nodes=100", "--skip-unsupported-measurements")
-	if r.code != 0 || !strings.Contains(r.stdout, "name: density") || !strings.Contains(r.stdout, "replicasPerNamespace: 3000") {
+	if r.code != 0 || !strings.Contains(r.stdout, "name: density") || !strings.Contains(r.stdout, "Replicas: 3000") {
 		t.Fatalf("validate density: exit %d\nstdout:\n%.400s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	if !strings.Contains(r.stderr, "not measured") || !strings.Contains(r.stderr, "PodStartupLatency") {
