@@ -112,12 +112,7 @@ func (n *node) adopt(ctx context.Context) (*v1.Node, error) {
 // kubelet's lease controller does on its first sync.
 func (n *node) ensureLease(ctx context.Context) {
 	f := n.fleet
-	lease := &coordinationv1.Lease{}
-	err := n.client.Get().AbsPath("/apis/coordination.k8s.io/v1/namespaces", leaseNamespace, "leases", n.name).Do(ctx).Into(lease)
-	if apierrors.IsNotFound(err) {
-		lease = n.newLease()
-		err = n.client.Post().AbsPath("/apis/coordination.k8s.io/v1/namespaces", leaseNamespace, "leases").Body(lease).Do(ctx).Into(lease)
-	}
+	lease, err := n.getOrCreateLease(ctx)
 	if err != nil {
 		f.metrics.apiError(err)
 		if ctx.Err() == nil {
@@ -134,6 +129,17 @@ func (n *node) ensureLease(ctx context.Context) {
 	f.nodeRegistered(ctx, n)
 	f.sched.After(f.renewInterval(), priorityHeartbeat, n.renewLease)
 	f.sched.After(jitter(f.cfg.StatusReportFrequency, 0.1), priorityBackground, n.reportStatus)
+}
+
+// getOrCreateLease reads the node's Lease, creating it when it is missing.
+func (n *node) getOrCreateLease(ctx context.Context) (*coordinationv1.Lease, error) {
+	lease := &coordinationv1.Lease{}
+	err := n.client.Get().AbsPath("/apis/coordination.k8s.io/v1/namespaces", leaseNamespace, "leases", n.name).Do(ctx).Into(lease)
+	if apierrors.IsNotFound(err) {
+		lease = n.newLease()
+		err = n.client.Post().AbsPath("/apis/coordination.k8s.io/v1/namespaces", leaseNamespace, "leases").Body(lease).Do(ctx).Into(lease)
+	}
+	return lease, err
 }
 
 func (n *node) newLease() *coordinationv1.Lease {
@@ -206,12 +212,7 @@ func (n *node) renewLease(ctx context.Context) {
 
 func (n *node) ensureLeaseAfterConflict(ctx context.Context) {
 	f := n.fleet
-	lease := &coordinationv1.Lease{}
-	err := n.client.Get().AbsPath("/apis/coordination.k8s.io/v1/namespaces", leaseNamespace, "leases", n.name).Do(ctx).Into(lease)
-	if apierrors.IsNotFound(err) {
-		lease = n.newLease()
-		err = n.client.Post().AbsPath("/apis/coordination.k8s.io/v1/namespaces", leaseNamespace, "leases").Body(lease).Do(ctx).Into(lease)
-	}
+	lease, err := n.getOrCreateLease(ctx)
 	if err == nil {
 		n.mu.Lock()
 		n.lease = lease
