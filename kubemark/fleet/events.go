@@ -9,6 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// maxQueuedEvents is the queue of the kubelet's event broadcaster: beyond
+// it the kubelet drops new events instead of holding them, so an overloaded
+// apiserver costs it no memory. The fleet does the same per node.
+const maxQueuedEvents = 1000
+
 // eventRecorder posts kubelet-style events (source component "kubelet", host
 // the node). Like the kubelet's broadcaster it sends them in the background:
 // they never delay heartbeats or pod status.
@@ -37,7 +42,13 @@ func (r *eventRecorder) record(n *node, ref *v1.ObjectReference, eventType, reas
 		ReportingController: "kubelet",
 		ReportingInstance:   n.name,
 	}
+	if n.queuedEvents.Add(1) > maxQueuedEvents {
+		n.queuedEvents.Add(-1)
+		r.fleet.metrics.eventsDropped.Inc()
+		return
+	}
 	r.fleet.sched.Now(priorityEvents, func(ctx context.Context) {
+		defer n.queuedEvents.Add(-1)
 		err := n.client.Post().AbsPath("/api/v1/namespaces", namespace, "events").Body(ev).Do(ctx).Error()
 		if err != nil && ctx.Err() == nil {
 			r.fleet.metrics.apiError(err)

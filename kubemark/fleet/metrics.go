@@ -22,6 +22,7 @@ type metrics struct {
 	apiErrors      *prometheus.CounterVec
 	watches        *prometheus.GaugeVec
 	watchEvents    *prometheus.CounterVec
+	eventsDropped  prometheus.Counter
 }
 
 func newMetrics(f *Fleet) *metrics {
@@ -49,6 +50,10 @@ func newMetrics(f *Fleet) *metrics {
 			Help:    "Latency of successful lease renewals.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
 		}),
+		eventsDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Name: "events_dropped_total",
+			Help: "Kubelet events not sent because the node already had 1000 waiting, as the kubelet drops them.",
+		}),
 		podTransitions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Name: "pod_transitions_total",
 			Help: "Pods moved to Running, Succeeded or Failed (rejected), or Deleted.",
@@ -70,7 +75,7 @@ func newMetrics(f *Fleet) *metrics {
 	// (CPU seconds, resident memory).
 	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registry.MustRegister(m.registered, m.adopted, m.adoptedPods, m.leaseRenewals, m.leaseLatency,
-		m.podTransitions, m.apiErrors, m.watches, m.watchEvents)
+		m.podTransitions, m.apiErrors, m.watches, m.watchEvents, m.eventsDropped)
 	m.registry.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "nodes", Help: "Nodes of this fleet."},
 			func() float64 { return float64(len(f.nodes)) }),

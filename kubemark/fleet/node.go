@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -56,6 +57,8 @@ type node struct {
 	// the node holds on each.
 	refs       map[objectRef]int
 	refWatches map[objectRef]context.CancelFunc
+	// queuedEvents counts the node's events waiting to be sent.
+	queuedEvents atomic.Int32
 }
 
 func (n *node) logger() klog.Logger { return klog.Background().WithValues("node", n.name) }

@@ -374,3 +374,23 @@ func TestStatusWriteRetriesUntilTheAuthorizerKnowsThePod(t *testing.T) {
 		t.Fatalf("got %d GETs and %d PATCHes, want 2 and 1", gets, patches)
 	}
 }
+
+// TestEventsBeyondTheKubeletQueueAreDropped: with the API slower than the
+// events come, a node holds at most the kubelet broadcaster's 1000.
+func TestEventsBeyondTheKubeletQueueAreDropped(t *testing.T) {
+	f := testFleet(t, nil)
+	n := f.nodes[0]
+	ref := &v1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "p"}
+	for range maxQueuedEvents + 5 {
+		f.events.record(n, ref, v1.EventTypeNormal, "Started", "Started container c")
+	}
+	if got := n.queuedEvents.Load(); got != maxQueuedEvents {
+		t.Fatalf("%d events queued, want %d", got, maxQueuedEvents)
+	}
+	if got := f.sched.Pending()[priorityEvents]; got != maxQueuedEvents {
+		t.Fatalf("%d event tasks scheduled, want %d", got, maxQueuedEvents)
+	}
+	if other := f.nodes[1]; other.queuedEvents.Load() != 0 {
+		t.Fatal("another node's queue was charged")
+	}
+}
