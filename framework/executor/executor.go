@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -113,7 +114,10 @@ type Executor struct {
 	namespaces *namespaces
 	objects    []*objectClient
 	next       int
-	mu         sync.Mutex
+	// versions is the API version the templates use for each kind, for
+	// deleting objects without rendering them again.
+	versions map[schema.GroupKind]string
+	mu       sync.Mutex
 }
 
 // New prepares a run of compiled with opts.
@@ -134,6 +138,7 @@ func New(compiled *config.Compiled, opts Options) (*Executor, error) {
 		opts:       opts,
 		tuningSets: ts,
 		state:      newReplicaState(),
+		versions:   map[schema.GroupKind]string{},
 		namespaces: &namespaces{client: opts.Client, runID: opts.RunID, prefix: cfg.Namespace.Prefix, number: cfg.Namespace.Number},
 	}
 	backoff := defaultBackoff
@@ -212,7 +217,25 @@ func (e *Executor) cleanUp(ctx context.Context) error {
 		klog.InfoS("Keeping the run's namespaces", "selector", RunLabel+"="+e.opts.RunID)
 		return nil
 	}
-	return e.namespaces.deleteOwn(ctx, ns.DeleteNamespaceTimeout.Std())
+	// Objects outside the run's namespaces (cluster-scoped ones, or in
+	// namespaces of a namespaceList) do not go with them: delete them one
+	// by one, newest first.
+	var errs []error
+	for _, s := range e.state.streams() {
+		if s.Namespace != "" && e.namespaces.owns(s.Namespace) {
+			continue
+		}
+		for i := e.state.get(s) - 1; i >= 0; i-- {
+			if err := e.objectClient().deleteByName(ctx, s, e.versions[schema.GroupKind{Group: s.Group, Kind: s.Kind}], fmt.Sprintf("%s-%d", s.Basename, i)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		e.state.set(s, 0)
+	}
+	if err := e.namespaces.deleteOwn(ctx, ns.DeleteNamespaceTimeout.Std()); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // runStep runs the step's phases, or its measurements, all in parallel.

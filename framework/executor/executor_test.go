@@ -164,3 +164,32 @@ func TestMeasurementInstancesShareParams(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
+
+func TestCleanupDeletesTheRunsObjectsOutsideItsNamespaces(t *testing.T) {
+	ctx := context.Background()
+	client, dyn, mapper := fakeClients()
+	users := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "keep", "namespace": "shared"},
+	}}
+	if _, err := dyn.Resource(configMapGVR).Namespace("shared").Create(ctx, users, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(compileTestConfig(t, "testdata/foreign/config.yaml"), Options{RunID: "r1", Client: client, Dynamic: []dynamic.Interface{dyn}, Mapper: mapper})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := e.Run(ctx); res.Failed() || res.CleanupError != nil {
+		t.Fatalf("run: %+v, cleanup: %v", res.Steps, res.CleanupError)
+	}
+	list, err := dyn.Resource(configMapGVR).Namespace("shared").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range list.Items {
+		names = append(names, o.GetName())
+	}
+	if strings.Join(names, ",") != "keep" {
+		t.Fatalf("left in the shared namespace: %v, want only the user's", names)
+	}
+}

@@ -31,6 +31,16 @@ type namespaces struct {
 // name returns the i-th test namespace.
 func (n *namespaces) name(i int) string { return namespaceName(n.prefix, i) }
 
+// owns reports whether name is one of the run's namespaces.
+func (n *namespaces) owns(name string) bool {
+	for i := 1; i <= n.number; i++ {
+		if n.name(i) == name {
+			return true
+		}
+	}
+	return false
+}
+
 // namespaceName is the i-th namespace (1-based, as the format counts them)
 // of a prefix.
 func namespaceName(prefix string, i int) string { return fmt.Sprintf("%s-%d", prefix, i) }

@@ -12,9 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -138,6 +140,36 @@ func (c *objectClient) retry(ctx context.Context, call func() error) error {
 		return fmt.Errorf("still failing after %d attempts: %w", c.backoff.Steps, last)
 	}
 	return err
+}
+
+// deleteByName deletes one object of a stream that this run created,
+// checking the run label first so that nothing else is ever deleted.
+func (c *objectClient) deleteByName(ctx context.Context, s objectStream, version, name string) error {
+	mapping, err := c.mapper.RESTMapping(schema.GroupKind{Group: s.Group, Kind: s.Kind}, version)
+	if err != nil {
+		return fmt.Errorf("finding the resource of %s: %w", s, err)
+	}
+	var res dynamic.ResourceInterface = c.dynamic.Resource(mapping.Resource)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		res = c.dynamic.Resource(mapping.Resource).Namespace(s.Namespace)
+	}
+	return c.retry(ctx, func() error {
+		obj, err := res.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if obj.GetLabels()[RunLabel] != c.runID {
+			return nil // not ours (any more): leave it
+		}
+		err = res.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(obj.GetUID())}})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
 }
 
 func retriable(err error) bool {

@@ -131,7 +131,11 @@ func (e *Executor) objectKind(o config.Object) (schema.GroupKind, error) {
 	if _, err := e.objects[0].resource(obj); err != nil {
 		return schema.GroupKind{}, critical(fmt.Errorf("%s: %w", o.ObjectTemplatePath, err))
 	}
-	return obj.GroupVersionKind().GroupKind(), nil
+	gvk := obj.GroupVersionKind()
+	e.mu.Lock()
+	e.versions[gvk.GroupKind()] = gvk.Version
+	e.mu.Unlock()
+	return gvk.GroupKind(), nil
 }
 
 // phaseNamespaces lists the namespaces a phase acts in; "" alone for

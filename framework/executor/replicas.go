@@ -52,6 +52,17 @@ func (r *replicaState) set(s objectStream, n int) {
 	r.counts[s] = n
 }
 
+// streams returns the streams with objects, in no particular order.
+func (r *replicaState) streams() []objectStream {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]objectStream, 0, len(r.counts))
+	for s := range r.counts {
+		out = append(out, s)
+	}
+	return out
+}
+
 // verb is what an action does to each object of a bundle.
 type verb int
 
