@@ -80,17 +80,7 @@ func DefaultParam(param, def any) any {
 }
 
 // AddInt sums integers.
-func AddInt(nums ...any) (int, error) {
-	is, err := ints(nums, 1)
-	if err != nil {
-		return 0, err
-	}
-	sum := 0
-	for _, i := range is {
-		sum += i
-	}
-	return sum, nil
-}
+func AddInt(nums ...any) (int, error) { return fold(nums, ints, func(a, b int) int { return a + b }) }
 
 // SubtractInt returns a - b.
 func SubtractInt(a, b any) (int, error) {
@@ -103,15 +93,7 @@ func SubtractInt(a, b any) (int, error) {
 
 // MultiplyInt multiplies integers.
 func MultiplyInt(nums ...any) (int, error) {
-	is, err := ints(nums, 1)
-	if err != nil {
-		return 0, err
-	}
-	p := 1
-	for _, i := range is {
-		p *= i
-	}
-	return p, nil
+	return fold(nums, ints, func(a, b int) int { return a * b })
 }
 
 // DivideInt returns a / b rounded down (towards negative infinity), so
@@ -150,15 +132,7 @@ func Mod(a, b any) (int, error) {
 
 // AddFloat sums numbers.
 func AddFloat(nums ...any) (float64, error) {
-	fs, err := floats(nums, 1)
-	if err != nil {
-		return 0, err
-	}
-	sum := 0.0
-	for _, f := range fs {
-		sum += f
-	}
-	return sum, nil
+	return fold(nums, floats, func(a, b float64) float64 { return a + b })
 }
 
 // SubtractFloat returns a - b.
@@ -172,15 +146,7 @@ func SubtractFloat(a, b any) (float64, error) {
 
 // MultiplyFloat multiplies numbers.
 func MultiplyFloat(nums ...any) (float64, error) {
-	fs, err := floats(nums, 1)
-	if err != nil {
-		return 0, err
-	}
-	p := 1.0
-	for _, f := range fs {
-		p *= f
-	}
-	return p, nil
+	return fold(nums, floats, func(a, b float64) float64 { return a * b })
 }
 
 // DivideFloat returns a / b; dividing by zero is an error rather than an
@@ -198,58 +164,37 @@ func DivideFloat(a, b any) (float64, error) {
 
 // MaxInt returns the largest of one or more integers.
 func MaxInt(nums ...any) (int, error) {
-	is, err := ints(nums, 1)
-	if err != nil {
-		return 0, err
-	}
-	return largest(is[0], is[1:]...), nil
+	return fold(nums, ints, func(a, b int) int { return max(a, b) })
 }
 
 // MinInt returns the smallest of one or more integers.
 func MinInt(nums ...any) (int, error) {
-	is, err := ints(nums, 1)
-	if err != nil {
-		return 0, err
-	}
-	return smallest(is[0], is[1:]...), nil
+	return fold(nums, ints, func(a, b int) int { return min(a, b) })
 }
 
 // MaxFloat returns the largest of one or more numbers.
 func MaxFloat(nums ...any) (float64, error) {
-	fs, err := floats(nums, 1)
-	if err != nil {
-		return 0, err
-	}
-	return largest(fs[0], fs[1:]...), nil
+	return fold(nums, floats, func(a, b float64) float64 { return max(a, b) })
 }
 
 // MinFloat returns the smallest of one or more numbers.
 func MinFloat(nums ...any) (float64, error) {
-	fs, err := floats(nums, 1)
+	return fold(nums, floats, func(a, b float64) float64 { return min(a, b) })
+}
+
+// fold converts one or more arguments and combines them left to right with
+// op: one body for the Int and Float families of the template arithmetic.
+func fold[T int | float64](nums []any, convert func([]any, int) ([]T, error), op func(T, T) T) (T, error) {
+	vs, err := convert(nums, 1)
 	if err != nil {
-		return 0, err
+		var zero T
+		return zero, err
 	}
-	return smallest(fs[0], fs[1:]...), nil
-}
-
-func largest[T int | float64](first T, rest ...T) T {
-	m := first
-	for _, v := range rest {
-		if v > m {
-			m = v
-		}
+	acc := vs[0]
+	for _, v := range vs[1:] {
+		acc = op(acc, v)
 	}
-	return m
-}
-
-func smallest[T int | float64](first T, rest ...T) T {
-	m := first
-	for _, v := range rest {
-		if v < m {
-			m = v
-		}
-	}
-	return m
+	return acc, nil
 }
 
 // Ceil rounds a number up to an integer, for "enough groups to hold X".

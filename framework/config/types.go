@@ -41,6 +41,28 @@ type TuningSet struct {
 	PoissonLoad               *PoissonLoad               `yaml:"poissonLoad"`
 }
 
+// TuningSetTypes are the config keys of the eight tuning-set types, in the
+// order of the format's documentation.
+var TuningSetTypes = []string{
+	"qpsLoad", "randomizedLoad", "steppedLoad", "timeLimitedLoad",
+	"randomizedTimeLimitedLoad", "parallelismLimitedLoad", "globalQPSLoad", "poissonLoad",
+}
+
+// Types lists the types set on ts, by config key; a valid set has one.
+func (ts *TuningSet) Types() []string {
+	set := []bool{
+		ts.QPSLoad != nil, ts.RandomizedLoad != nil, ts.SteppedLoad != nil, ts.TimeLimitedLoad != nil,
+		ts.RandomizedTimeLimitedLoad != nil, ts.ParallelismLimitedLoad != nil, ts.GlobalQPSLoad != nil, ts.PoissonLoad != nil,
+	}
+	var types []string
+	for i, ok := range set {
+		if ok {
+			types = append(types, TuningSetTypes[i])
+		}
+	}
+	return types
+}
+
 // QPSLoad starts one action every 1/QPS seconds.
 type QPSLoad struct {
 	QPS float64 `yaml:"qps"`

@@ -67,31 +67,6 @@ func (c *compiler) validate(cfg *Config, stepPaths []string) {
 	}
 }
 
-// tuningSetTypes lists the types of a tuning set that are set, by yaml name.
-func tuningSetTypes(ts *TuningSet) []string {
-	var types []string
-	for _, t := range []struct {
-		name string
-		set  bool
-	}{
-		{"qpsLoad", ts.QPSLoad != nil},
-		{"randomizedLoad", ts.RandomizedLoad != nil},
-		{"steppedLoad", ts.SteppedLoad != nil},
-		{"timeLimitedLoad", ts.TimeLimitedLoad != nil},
-		{"randomizedTimeLimitedLoad", ts.RandomizedTimeLimitedLoad != nil},
-		{"parallelismLimitedLoad", ts.ParallelismLimitedLoad != nil},
-		{"globalQPSLoad", ts.GlobalQPSLoad != nil},
-		{"poissonLoad", ts.PoissonLoad != nil},
-	} {
-		if t.set {
-			types = append(types, t.name)
-		}
-	}
-	return types
-}
-
-const allTuningSetTypes = "qpsLoad, randomizedLoad, steppedLoad, timeLimitedLoad, randomizedTimeLimitedLoad, parallelismLimitedLoad, globalQPSLoad, poissonLoad"
-
 // validateTuningSets returns the names of the defined tuning sets.
 func (c *compiler) validateTuningSets(sets []TuningSet) map[string]bool {
 	defined := map[string]bool{}
@@ -105,9 +80,9 @@ func (c *compiler) validateTuningSets(sets []TuningSet) map[string]bool {
 			c.errAt(p+".name", "tuning set %q is defined twice", ts.Name)
 		}
 		defined[ts.Name] = true
-		switch types := tuningSetTypes(ts); len(types) {
+		switch types := ts.Types(); len(types) {
 		case 0:
-			c.errAt(p, "tuning set %q has no type; set exactly one of %s", ts.Name, allTuningSetTypes)
+			c.errAt(p, "tuning set %q has no type; set exactly one of %s", ts.Name, strings.Join(TuningSetTypes, ", "))
 		case 1:
 			c.validateTuningSetParams(ts, p+"."+types[0])
 		default:

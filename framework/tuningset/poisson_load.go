@@ -15,15 +15,5 @@ type poissonLoad struct {
 }
 
 func (p poissonLoad) plan(actions int) iter.Seq2[int, time.Duration] {
-	return func(yield func(int, time.Duration) bool) {
-		elapsed := 0.0 // seconds; summed unrounded so rounding does not drift
-		for i := range actions {
-			if i > 0 {
-				elapsed += p.rng.ExpFloat64() / p.rate
-			}
-			if !yield(i, seconds(elapsed)) {
-				return
-			}
-		}
-	}
+	return afterRandomGaps(actions, func() float64 { return p.rng.ExpFloat64() / p.rate })
 }

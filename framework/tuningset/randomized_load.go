@@ -15,15 +15,5 @@ type randomizedLoad struct {
 }
 
 func (r randomizedLoad) plan(actions int) iter.Seq2[int, time.Duration] {
-	return func(yield func(int, time.Duration) bool) {
-		elapsed := 0.0 // seconds; summed unrounded so rounding does not drift
-		for i := range actions {
-			if i > 0 {
-				elapsed += r.rng.Float64() * 2 / r.averageQPS
-			}
-			if !yield(i, seconds(elapsed)) {
-				return
-			}
-		}
-	}
+	return afterRandomGaps(actions, func() float64 { return r.rng.Float64() * 2 / r.averageQPS })
 }

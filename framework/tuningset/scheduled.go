@@ -53,6 +53,23 @@ func inIndexOrder(actions int, offset func(i int) time.Duration) iter.Seq2[int, 
 	}
 }
 
+// afterRandomGaps is the plan of the types that start the first action at
+// once and each next one a random gap (in seconds, from gap) after the one
+// before. The gaps are summed unrounded, so rounding does not drift.
+func afterRandomGaps(actions int, gap func() float64) iter.Seq2[int, time.Duration] {
+	return func(yield func(int, time.Duration) bool) {
+		elapsed := 0.0
+		for i := range actions {
+			if i > 0 {
+				elapsed += gap()
+			}
+			if !yield(i, seconds(elapsed)) {
+				return
+			}
+		}
+	}
+}
+
 // seconds converts to a Duration rounded to the nanosecond, so that for
 // example 3/10 s is exactly 300ms, saturating instead of overflowing for
 // absurdly low rates.

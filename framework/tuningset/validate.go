@@ -24,13 +24,13 @@ func Validate(spec config.TuningSet) error {
 		add(".name", "must not be empty")
 	}
 
-	set := setTypes(spec)
+	set := spec.Types()
 	switch len(set) {
 	case 1:
 	case 0:
-		add("", "exactly one of %s must be set, got none", strings.Join(typeNames, ", "))
+		add("", "exactly one of %s must be set, got none", strings.Join(config.TuningSetTypes, ", "))
 	default:
-		add("", "exactly one of %s must be set, got %d: %s", strings.Join(typeNames, ", "), len(set), strings.Join(set, ", "))
+		add("", "exactly one of %s must be set, got %d: %s", strings.Join(config.TuningSetTypes, ", "), len(set), strings.Join(set, ", "))
 	}
 
 	positive := func(field string, v float64) {
@@ -79,26 +79,6 @@ func Validate(spec config.TuningSet) error {
 		positive(".poissonLoad.expectedActionsPerSecond", s.ExpectedActionsPerSecond)
 	}
 	return errors.Join(errs...)
-}
-
-// typeNames are the config keys of the eight types, in CONFIG-FORMAT order.
-var typeNames = []string{
-	"qpsLoad", "randomizedLoad", "steppedLoad", "timeLimitedLoad",
-	"randomizedTimeLimitedLoad", "parallelismLimitedLoad", "globalQPSLoad", "poissonLoad",
-}
-
-func setTypes(spec config.TuningSet) []string {
-	present := []bool{
-		spec.QPSLoad != nil, spec.RandomizedLoad != nil, spec.SteppedLoad != nil, spec.TimeLimitedLoad != nil,
-		spec.RandomizedTimeLimitedLoad != nil, spec.ParallelismLimitedLoad != nil, spec.GlobalQPSLoad != nil, spec.PoissonLoad != nil,
-	}
-	var set []string
-	for i, ok := range present {
-		if ok {
-			set = append(set, typeNames[i])
-		}
-	}
-	return set
 }
 
 func setPath(name string) string {
