@@ -7,11 +7,15 @@ import (
 	"sync"
 )
 
-// Measurement is one identifier's instance of a method.
+// Measurement is one identifier's instance of a method. Stateful methods
+// keep what `action: start` began until `action: gather` summarises it.
 type Measurement interface {
-	// Execute runs one call of the measurement with the entry's params
-	// (action: start | gather | stop for stateful methods).
-	Execute(ctx context.Context, params Params) error
+	// Execute runs one call with the entry's params. It returns the
+	// summaries the call produced (gather calls, mostly) and nil when every
+	// threshold held, a *ViolationError naming each item over its threshold
+	// (with the summaries), a *NotMeasuredError saying why it could not
+	// measure, or any other error when the measurement itself failed.
+	Execute(ctx context.Context, env *Env, params Params) ([]Summary, error)
 }
 
 // Factory makes a new instance of a method.
@@ -55,22 +59,45 @@ func KnownList() []string {
 	return out
 }
 
-// Manager keeps the measurements of one run, one per (method, identifier).
-type Manager struct {
-	mu        sync.Mutex
-	instances map[[2]string]Measurement
+func lookup(method string) (Factory, error) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	f, ok := registry[method]
+	if !ok {
+		return nil, fmt.Errorf("unknown measurement method %q (known: %v)", method, KnownList())
+	}
+	return f, nil
 }
 
-// NewManager returns a manager with no measurement started.
-func NewManager() *Manager { return &Manager{instances: map[[2]string]Measurement{}} }
+// Manager keeps the measurements of one run, one instance per (method,
+// identifier), and every summary they produced.
+type Manager struct {
+	env *Env
 
-// Execute runs a call on the identifier's instance, making it on first use.
+	mu        sync.Mutex
+	instances map[[2]string]Measurement
+	summaries []Summary
+}
+
+// NewManager returns a manager with no measurement started, whose
+// measurements see env.
+func NewManager(env *Env) *Manager {
+	if env == nil {
+		env = &Env{}
+	}
+	return &Manager{env: env, instances: map[[2]string]Measurement{}}
+}
+
+// Env is the environment the manager's measurements see.
+func (m *Manager) Env() *Env { return m.env }
+
+// Execute runs a call on the identifier's instance, making it on first use,
+// and keeps the summaries it produced with their verdicts. The error is the
+// measurement's own: a *ViolationError, a *NotMeasuredError or a failure.
 func (m *Manager) Execute(ctx context.Context, method, identifier string, params map[string]any) error {
-	registryMu.RLock()
-	factory, ok := registry[method]
-	registryMu.RUnlock()
-	if !ok {
-		return fmt.Errorf("unknown measurement method %q (known: %v)", method, KnownList())
+	factory, err := lookup(method)
+	if err != nil {
+		return err
 	}
 	key := [2]string{method, identifier}
 	m.mu.Lock()
@@ -80,5 +107,22 @@ func (m *Manager) Execute(ctx context.Context, method, identifier string, params
 		m.instances[key] = inst
 	}
 	m.mu.Unlock()
-	return inst.Execute(ctx, Params(params))
+	summaries, err := inst.Execute(ctx, m.env, Params(params))
+	m.Record(judge(method, identifier, summaries, err)...)
+	return err
+}
+
+// Record keeps summaries made outside Execute (an unsupported method's
+// "not measured", say).
+func (m *Manager) Record(s ...Summary) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.summaries = append(m.summaries, s...)
+}
+
+// Summaries returns every summary recorded so far, in the order they came.
+func (m *Manager) Summaries() []Summary {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Summary(nil), m.summaries...)
 }

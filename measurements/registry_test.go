@@ -10,12 +10,15 @@ import (
 // counting records how often one instance was called.
 type counting struct{ calls int }
 
-func (c *counting) Execute(context.Context, Params) error { c.calls++; return nil }
+func (c *counting) Execute(context.Context, *Env, Params) ([]Summary, error) {
+	c.calls++
+	return nil, nil
+}
 
 func TestManagerKeepsOneInstancePerIdentifier(t *testing.T) {
 	var made []*counting
 	Register("TestCounting", func() Measurement { c := &counting{}; made = append(made, c); return c })
-	m := NewManager()
+	m := NewManager(nil)
 	ctx := context.Background()
 	for _, id := range []string{"a", "a", "b"} {
 		if err := m.Execute(ctx, "TestCounting", id, nil); err != nil {
@@ -35,7 +38,7 @@ func TestManagerKeepsOneInstancePerIdentifier(t *testing.T) {
 }
 
 func TestSleep(t *testing.T) {
-	m := NewManager()
+	m := NewManager(nil)
 	start := time.Now()
 	if err := m.Execute(context.Background(), "Sleep", "s", map[string]any{"duration": "50ms"}); err != nil {
 		t.Fatal(err)

@@ -11,17 +11,17 @@ func init() { Register("Sleep", func() Measurement { return &sleep{} }) }
 // between steps.
 type sleep struct{}
 
-func (*sleep) Execute(ctx context.Context, params Params) error {
+func (*sleep) Execute(ctx context.Context, _ *Env, params Params) ([]Summary, error) {
 	d, err := params.Duration("duration", 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return nil
+		return nil, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 }

@@ -1,0 +1,128 @@
+package measurements
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kscale/kscale/framework/metrics"
+)
+
+// Verdict is what a summary says about its SLO.
+type Verdict string
+
+const (
+	// Pass: measured, and within every threshold.
+	Pass Verdict = "pass"
+	// Violated: measured, and at least one item over its threshold.
+	Violated Verdict = "violated"
+	// NotMeasured: the measurement could not measure (metrics unreachable,
+	// no pods matched, an unsupported method); Reason says why.
+	NotMeasured Verdict = "not measured"
+	// Failed: the measurement itself went wrong (bad params, a wait that
+	// timed out).
+	Failed Verdict = "failed"
+)
+
+// Summary is one result of a measurement: what the reports show for it.
+// A measurement may produce several (PodStartupLatency: one per pod kind).
+type Summary struct {
+	// Method and Identifier name the measurement entry; the Manager fills
+	// them in.
+	Method     string `json:"method"`
+	Identifier string `json:"identifier"`
+	// Name is the summary's name in file names, as clusterloader2 names it
+	// ("PodStartupLatency_PodStartupLatency", "APIResponsivenessPrometheus").
+	// Empty means Method_Identifier.
+	Name    string  `json:"name"`
+	Verdict Verdict `json:"verdict"`
+	// Violations name every item over its threshold, one line each.
+	Violations []string `json:"violations,omitempty"`
+	// Reason says why the summary is NotMeasured or Failed.
+	Reason string `json:"reason,omitempty"`
+	// Headline holds the few numbers a verdict table shows, by name
+	// ("pod_startup p99 ms": 1830).
+	Headline map[string]float64 `json:"headline,omitempty"`
+	// Thresholds are the limits the verdict was judged against, by the same
+	// names as Headline.
+	Thresholds map[string]float64 `json:"thresholds,omitempty"`
+	// PerfData is the summary in the format perfdash reads; nil when there
+	// is nothing to plot.
+	PerfData *metrics.PerfData `json:"-"`
+	// Series are time series for the report's plots, by name (x in seconds
+	// since the run started, y in the series' unit).
+	Series map[string][]metrics.Point `json:"-"`
+	// Files are extra raw files to save next to the summary (name → body):
+	// the slowest pods' timings, the failed pods' list.
+	Files map[string][]byte `json:"-"`
+}
+
+// FileName is the summary's name as clusterloader2 writes it.
+func (s *Summary) FileName() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.Method + "_" + s.Identifier
+}
+
+// ViolationError reports that a measurement measured and found items over
+// their thresholds. A measurement returns it with its summaries.
+type ViolationError struct{ Items []string }
+
+func (e *ViolationError) Error() string {
+	return fmt.Sprintf("SLO violated by %d item(s): %s", len(e.Items), strings.Join(e.Items, "; "))
+}
+
+// NotMeasuredError reports that a measurement could not measure, and why.
+type NotMeasuredError struct{ Reason string }
+
+func (e *NotMeasuredError) Error() string { return "not measured: " + e.Reason }
+
+// notMeasuredf is a NotMeasuredError with a formatted reason.
+func notMeasuredf(format string, args ...any) error {
+	return &NotMeasuredError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// violations returns a ViolationError for items, or nil when there are none.
+func violations(items []string) error {
+	if len(items) == 0 {
+		return nil
+	}
+	return &ViolationError{Items: items}
+}
+
+// judge sets the verdict of each summary from the error its measurement
+// returned, so every summary says pass, violated, not measured or failed.
+// A call that produced no summary but did not pass gets one, so that it is
+// never missing from a report.
+func judge(method, identifier string, summaries []Summary, err error) []Summary {
+	var v *ViolationError
+	var nm *NotMeasuredError
+	verdict, reason := Pass, ""
+	switch {
+	case err == nil:
+	case errors.As(err, &v):
+		verdict = Violated
+	case errors.As(err, &nm):
+		verdict, reason = NotMeasured, nm.Reason
+	default:
+		verdict, reason = Failed, err.Error()
+	}
+	if len(summaries) == 0 && err != nil {
+		summaries = []Summary{{}}
+	}
+	for i := range summaries {
+		s := &summaries[i]
+		s.Method, s.Identifier = method, identifier
+		if s.Verdict == "" {
+			s.Verdict = verdict
+		}
+		if s.Reason == "" {
+			s.Reason = reason
+		}
+		if s.Verdict == Violated && len(s.Violations) == 0 && v != nil {
+			s.Violations = v.Items
+		}
+	}
+	return summaries
+}
