@@ -56,7 +56,7 @@ density: build ## the density job: local cluster, hollow nodes, load, verdict
 # make bench BENCH=FleetKubelet1000 runs one; all of them take about 1.5 h.
 BENCH ?= .
 bench: build ## benchmarks; results in results/bench/*.json
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -timeout 180m ./framework/tuningset/ ./framework/provider/local/...
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -timeout 180m ./framework/tuningset/ ./framework/executor/ ./framework/provider/local/...
 
 clean-results:
 	rm -rf results/*/ && mkdir -p results

@@ -52,6 +52,7 @@ func newRunCommand() *cobra.Command {
 			if o.Kubeconfig == "" {
 				o.Kubeconfig = os.Getenv("KUBECONFIG")
 			}
+			o.Progress = cmd.ErrOrStderr()
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			res, err := runner.Run(ctx, o, cmd.ErrOrStderr())
@@ -72,6 +73,8 @@ func newRunCommand() *cobra.Command {
 	fs.IntVar(&o.ClientsNumber, "k8s-clients-number", 0, "client connections for object writes (default one per 100 nodes)")
 	fs.Float32Var(&o.QPS, "kube-api-qps", 0, "client QPS (default client-go's)")
 	fs.IntVar(&o.Burst, "kube-api-burst", 0, "client burst")
+	fs.StringVar(&o.ClusterDir, "cluster-dir", "", "local cluster folder whose processes the measurements observe (default: the kubeconfig's folder, when kscale cluster up made it)")
+	fs.StringVar(&o.PrometheusURL, "prometheus-url", "", "Prometheus server scraping the cluster; API latency is then read from it")
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/kscale/kscale/framework/config"
 	"github.com/kscale/kscale/framework/executor"
+	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/measurements"
 )
 
@@ -38,6 +40,28 @@ type Options struct {
 	ClientsNumber int
 	QPS           float32
 	Burst         int
+	// ClusterDir is the local cluster's folder, whose processes the
+	// measurements read (metrics, CPU and memory); empty means the
+	// kubeconfig's folder when it holds a kscale cluster.
+	ClusterDir string
+	// PrometheusURL is a Prometheus server that scrapes the cluster, for
+	// the API latency SLI where the apiservers cannot be scraped directly.
+	PrometheusURL string
+	// Components are more processes to observe (the hollow-node fleets a
+	// suite started).
+	Components []measurements.Component
+	// Progress receives the progress lines of long waits; nil is quiet.
+	Progress io.Writer
+}
+
+// Result is what a run did and measured.
+type Result struct {
+	*executor.Result
+	// Summaries are every measurement's summaries with their verdicts,
+	// "not measured" ones included.
+	Summaries []measurements.Summary
+	// Files are the report files written.
+	Files []string
 }
 
 // InputError is bad input: a config or flag the run cannot start with.
@@ -87,7 +111,7 @@ func reportUnsupported(c *config.Compiled, warn io.Writer) {
 // Run compiles the config, runs it against the cluster of o.Kubeconfig,
 // and saves the generated config in the report folder. The result says
 // whether every step succeeded; an error means the run could not start.
-func Run(ctx context.Context, o Options, warn io.Writer) (*executor.Result, error) {
+func Run(ctx context.Context, o Options, warn io.Writer) (*Result, error) {
 	if o.Kubeconfig == "" {
 		return nil, &InputError{errors.New("--kubeconfig is required (or KUBECONFIG)")}
 	}
@@ -127,24 +151,46 @@ func Run(ctx context.Context, o Options, warn io.Writer) (*executor.Result, erro
 			return nil, fmt.Errorf("saving the generated config: %w", err)
 		}
 	}
+	components, err := localComponents(o.ClusterDir, o.Kubeconfig, restCfg)
+	if err != nil {
+		return nil, err
+	}
 	runID := newRunID()
 	klog.InfoS("Starting the run", "config", c.Config.Name, "run", runID, "namespaces", c.Config.Namespace.Number)
+	env := newEnv(o, restCfg, client, components, c.Config.Name, o.Nodes,
+		c.Config.Namespace.Prefix, c.Config.Namespace.Number, executor.RunLabel+"="+runID)
+	manager := measurements.NewManager(env)
 	unsupported := map[string]bool{}
 	for _, u := range c.Unsupported {
 		unsupported[u.Method] = true
 	}
 	e, err := executor.New(c, executor.Options{
 		RunID: runID, Client: client, Dynamic: dyns, Mapper: mapper, KeepNamespaces: o.KeepNamespaces,
-		Measurements: &measurementRunner{manager: measurements.NewManager(), unsupported: unsupported},
+		Measurements: &measurementRunner{manager: manager, unsupported: unsupported},
 	})
 	if err != nil {
 		return nil, err
 	}
-	return e.Run(ctx), nil
+	started := time.Now()
+	res := &Result{Result: e.Run(ctx), Summaries: manager.Summaries()}
+	if o.ReportDir != "" {
+		res.Files, err = report.WriteSummaries(o.ReportDir, c.Config.Name, started, res.Summaries)
+		if err != nil {
+			return res, fmt.Errorf("writing the reports: %w", err)
+		}
+	}
+	return res, nil
 }
 
-// measurementRunner runs calls through the measurements registry; skipped
-// unsupported methods are "not measured".
+// FailIfNotMeasuredParam is the measurement param that turns "not measured"
+// into a failed step: for configs whose verdict means nothing without that
+// measurement (a release gate on API latency, say).
+const FailIfNotMeasuredParam = "failIfNotMeasured"
+
+// measurementRunner runs calls through the measurements registry. Skipped
+// unsupported methods, and measurements that could not measure, are "not
+// measured": in every report, but not a failure unless the entry sets
+// failIfNotMeasured.
 type measurementRunner struct {
 	manager     *measurements.Manager
 	unsupported map[string]bool
@@ -152,9 +198,21 @@ type measurementRunner struct {
 
 func (m *measurementRunner) Run(ctx context.Context, call executor.MeasurementCall) error {
 	if m.unsupported[call.Method] {
-		return &executor.NotMeasuredError{Reason: "method " + call.Method + " is not supported by kscale (skipped by --skip-unsupported-measurements)"}
+		reason := "method " + call.Method + " is not supported by kscale (skipped by --skip-unsupported-measurements)"
+		m.manager.Record(measurements.Summary{
+			Method: call.Method, Identifier: call.Identifier, Verdict: measurements.NotMeasured, Reason: reason,
+		})
+		return &executor.NotMeasuredError{Reason: reason}
 	}
-	return m.manager.Execute(ctx, call.Method, call.Identifier, call.Params)
+	err := m.manager.Execute(ctx, call.Method, call.Identifier, call.Params)
+	var nm *measurements.NotMeasuredError
+	if errors.As(err, &nm) {
+		if required, _ := measurements.Params(call.Params).Bool(FailIfNotMeasuredParam, false); required {
+			return fmt.Errorf("%w (the entry sets %s)", err, FailIfNotMeasuredParam)
+		}
+		return &executor.NotMeasuredError{Reason: nm.Reason}
+	}
+	return err
 }
 
 // schedulableNodes counts the nodes pods can be scheduled on: not
@@ -194,9 +252,9 @@ func newRunID() string {
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
 }
 
-// Summary writes one line per step and per measurement to out, and returns
-// whether the run succeeded.
-func Summary(res *executor.Result, out io.Writer) bool {
+// Summary writes one line per step and per measurement to out, then each
+// summary's verdict, and returns whether the run succeeded.
+func Summary(res *Result, out io.Writer) bool {
 	for _, s := range res.Steps {
 		status := "ok"
 		switch {
@@ -220,6 +278,16 @@ func Summary(res *executor.Result, out io.Writer) bool {
 	}
 	if res.CleanupError != nil {
 		fmt.Fprintf(out, "cleanup: %v\n", res.CleanupError)
+	}
+	for _, sum := range res.Summaries {
+		line := fmt.Sprintf("%-50s %s", sum.FileName(), strings.ToUpper(string(sum.Verdict)))
+		if sum.Reason != "" {
+			line += ": " + sum.Reason
+		}
+		fmt.Fprintln(out, line)
+		for _, v := range sum.Violations {
+			fmt.Fprintf(out, "    %s\n", v)
+		}
 	}
 	return !res.Failed() && res.CleanupError == nil
 }

@@ -2,16 +2,13 @@ package tuningset
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/kscale/kscale/framework/benchjson"
 	"github.com/kscale/kscale/framework/config"
 )
 
@@ -89,7 +86,7 @@ func BenchmarkQPSLoadPacing(b *testing.B) {
 	b.ReportMetric(res.StartLatenessMs.P99, "p99-late-ms")
 	b.ReportMetric(res.StartLatenessMs.Max, "max-late-ms")
 
-	path, err := writeBenchResult(res)
+	path, err := benchjson.Write("tuningset", res)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -137,30 +134,3 @@ type benchTargets struct {
 	P99LatenessMsMax    float64 `json:"p99LatenessMsMax"`
 }
 
-// writeBenchResult writes res to results/bench/tuningset.json under the
-// module root, wherever go test was started from.
-func writeBenchResult(res benchResult) (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-	out := filepath.Join(dir, "results", "bench", "tuningset.json")
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return "", err
-	}
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	return out, os.WriteFile(out, append(data, '\n'), 0o644)
-}

@@ -2,12 +2,9 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -17,29 +14,15 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
+	"github.com/kscale/kscale/framework/benchjson"
 	"github.com/kscale/kscale/framework/procstat"
 )
 
-// benchDir is where benchmarks write their JSON, relative to this package.
-const benchDir = "../../../results/bench"
 
 func writeBench(b *testing.B, name string, v any) {
 	b.Helper()
-	if err := os.MkdirAll(benchDir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	doc := map[string]any{
-		"benchmark": name,
-		"date":      time.Now().UTC().Format(time.RFC3339),
-		"machine":   map[string]any{"cpus": runtime.NumCPU(), "go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH},
-		"results":   v,
-	}
-	data, err := json.MarshalIndent(doc, "", "  ")
+	path, err := benchjson.Write(name, v)
 	if err != nil {
-		b.Fatal(err)
-	}
-	path := filepath.Join(benchDir, name+".json")
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("wrote %s", path)

@@ -1,0 +1,125 @@
+package local
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kscale/kscale/framework/metrics"
+)
+
+// runMeasurementsConfig runs testdata/measurements with kscale run against
+// the shared cluster and its fleet, and returns the result and the report
+// folder.
+func runMeasurementsConfig(t *testing.T, prefix, pods, startDelay string) (result, string) {
+	t.Helper()
+	c, _ := sharedFleet(t)
+	reports := t.TempDir()
+	r := runBinary(t, "kscale", []string{"CL2_PREFIX=" + prefix, "CL2_PODS=" + pods, "CL2_START_DELAY=" + startDelay},
+		"run", "--testconfig", "testdata/measurements/config.yaml",
+		"--kubeconfig", c.Dir.AdminKubeconfig(), "--report-dir", reports)
+	t.Logf("kscale run: exit %d\nstdout:\n%s", r.code, r.stdout)
+	return r, reports
+}
+
+// perfData reads the one PerfData file of a summary in the report folder.
+func perfData(t *testing.T, reports, summary string) *metrics.PerfData {
+	t.Helper()
+	matches, err := filepath.Glob(filepath.Join(reports, summary+"_measurements-it_*.json"))
+	if err != nil || len(matches) != 1 {
+		entries, _ := os.ReadDir(reports)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("PerfData of %s: %d files (%v) among %v", summary, len(matches), err, names)
+	}
+	data, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pd metrics.PerfData
+	if err := json.Unmarshal(data, &pd); err != nil {
+		t.Fatalf("%s: %v", matches[0], err)
+	}
+	return &pd
+}
+
+// dataItem returns the item whose labels include want.
+func dataItem(t *testing.T, pd *metrics.PerfData, want map[string]string) metrics.DataItem {
+	t.Helper()
+	for _, item := range pd.DataItems {
+		ok := true
+		for k, v := range want {
+			ok = ok && item.Labels[k] == v
+		}
+		if ok {
+			return item
+		}
+	}
+	t.Fatalf("no data item labelled %v in %+v", want, pd.DataItems)
+	return metrics.DataItem{}
+}
+
+// TestPodStartupLatencyWithStartDelay: pods that the fleet starts 2 s after
+// admission report schedule_to_run p50 within 2.0–2.5 s, meet the 5 s SLO,
+// and the run passes with every TestMetrics part measured on the local
+// cluster.
+func TestPodStartupLatencyWithStartDelay(t *testing.T) {
+	r, reports := runMeasurementsConfig(t, "psl-2s", "100", "2s")
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0\nstderr:\n%s", r.code, r.stderr)
+	}
+	psl := perfData(t, reports, "PodStartupLatency_PodStartupLatency")
+	p50 := dataItem(t, psl, map[string]string{"Metric": "schedule_to_run"}).Data["Perc50"]
+	if p50 < 2000 || p50 > 2500 {
+		t.Errorf("schedule_to_run p50 = %v ms, want 2000–2500", p50)
+	}
+	if p99 := dataItem(t, psl, map[string]string{"Metric": "pod_startup"}).Data["Perc99"]; p99 < 2000 || p99 > 5000 {
+		t.Errorf("pod_startup p99 = %v ms, want 2000–5000", p99)
+	}
+	st := perfData(t, reports, "SchedulingThroughput")
+	if max := st.DataItems[0].Data["Max"]; max <= 0 {
+		t.Errorf("scheduling throughput max %v", max)
+	}
+	usage := perfData(t, reports, "ResourceUsageSummary")
+	for _, comp := range []string{"kube-apiserver", "etcd", "kube-scheduler", "kube-controller-manager"} {
+		if mem := dataItem(t, usage, map[string]string{"Component": comp, "Resource": "memory"}).Data["Max"]; mem <= 0 {
+			t.Errorf("%s memory %v MiB", comp, mem)
+		}
+	}
+	etcd := perfData(t, reports, "EtcdMetrics")
+	if len(etcd.DataItems) == 0 {
+		t.Error("EtcdMetrics has no data items")
+	}
+	if avail := dataItem(t, perfData(t, reports, "APIAvailability"), map[string]string{"Metric": "cluster"}).Data["AvailabilityPercentage"]; avail != 100 {
+		t.Errorf("availability %v%%", avail)
+	}
+	for _, line := range []string{"PodStartupLatency_PodStartupLatency", "SchedulingThroughput", "ResourceUsageSummary", "EtcdMetrics"} {
+		if !strings.Contains(r.stdout, line) {
+			t.Errorf("the run's summary does not name %s", line)
+		}
+	}
+	if strings.Contains(r.stdout, "NOT MEASURED") || strings.Contains(r.stdout, "VIOLATED") {
+		t.Errorf("a measurement was not measured or violated on the local cluster")
+	}
+}
+
+// TestPodStartupLatencyViolated: a 6 s start delay breaks the 5 s SLO; the
+// summary says so, names the item, and the run exits 1.
+func TestPodStartupLatencyViolated(t *testing.T) {
+	r, reports := runMeasurementsConfig(t, "psl-6s", "20", "6s")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\nstderr:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "PodStartupLatency_PodStartupLatency") || !strings.Contains(r.stdout, "VIOLATED") ||
+		!strings.Contains(r.stdout, "pod_startup p99") {
+		t.Errorf("the summary does not name the violated measurement and item")
+	}
+	psl := perfData(t, reports, "PodStartupLatency_PodStartupLatency")
+	if p99 := dataItem(t, psl, map[string]string{"Metric": "pod_startup"}).Data["Perc99"]; p99 <= 5000 {
+		t.Errorf("pod_startup p99 = %v ms, want above 5000", p99)
+	}
+}

@@ -1,0 +1,60 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kscale/kscale/measurements"
+)
+
+// TimeLayout is the timestamp in report file names, as clusterloader2
+// writes it (RFC 3339 without characters that trouble file systems).
+const TimeLayout = "2006-01-02T15-04-05Z"
+
+// PerfDataFileName is the file clusterloader2 would write for a summary:
+// <summary name>_<test name>_<time>.json.
+func PerfDataFileName(s *measurements.Summary, testName string, at time.Time) string {
+	return sanitize(s.FileName()) + "_" + sanitize(testName) + "_" + at.UTC().Format(TimeLayout) + ".json"
+}
+
+// WriteSummaries writes each summary's PerfData and attached files into dir
+// and returns the paths written. Summaries without PerfData (a "not
+// measured" one) write no PerfData file; they reach the reports through
+// summary.json.
+func WriteSummaries(dir, testName string, at time.Time, summaries []measurements.Summary) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the report folder: %w", err)
+	}
+	var written []string
+	for i := range summaries {
+		s := &summaries[i]
+		if s.PerfData != nil {
+			data, err := json.MarshalIndent(s.PerfData, "", "  ")
+			if err != nil {
+				return written, fmt.Errorf("encoding %s: %w", s.FileName(), err)
+			}
+			path := filepath.Join(dir, PerfDataFileName(s, testName, at))
+			if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+				return written, fmt.Errorf("writing %s: %w", path, err)
+			}
+			written = append(written, path)
+		}
+		for name, body := range s.Files {
+			path := filepath.Join(dir, sanitize(name))
+			if err := os.WriteFile(path, body, 0o644); err != nil {
+				return written, fmt.Errorf("writing %s: %w", path, err)
+			}
+			written = append(written, path)
+		}
+	}
+	return written, nil
+}
+
+// sanitize keeps a name to one path element.
+func sanitize(name string) string {
+	return strings.NewReplacer("/", "_", "\\", "_", " ", "_").Replace(name)
+}

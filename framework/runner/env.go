@@ -1,0 +1,67 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kscale/kscale/controlplane/clusterdir"
+	"github.com/kscale/kscale/measurements"
+)
+
+// localComponents returns the control-plane processes of the local cluster
+// in clusterDir, with a client that can read their metrics: the kubeconfig's
+// own TLS identity, which the local cluster's components trust. An empty
+// clusterDir is looked for beside the kubeconfig (kscale cluster up writes
+// DIR/admin.kubeconfig); a cluster that is not local gives none, and the
+// measurements that need the processes say so.
+func localComponents(clusterDir, kubeconfig string, cfg *rest.Config) ([]measurements.Component, error) {
+	explicit := clusterDir != ""
+	if !explicit {
+		clusterDir = filepath.Dir(kubeconfig)
+	}
+	state, err := clusterdir.Dir(clusterDir).ReadState()
+	if err != nil {
+		if !explicit && (errors.Is(err, clusterdir.ErrNoState) || os.IsNotExist(err)) {
+			return nil, nil
+		}
+		return nil, &InputError{fmt.Errorf("--cluster-dir %s: %w", clusterDir, err)}
+	}
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the metrics client: %w", err)
+	}
+	var out []measurements.Component
+	for _, c := range state.Components {
+		client := httpClient
+		if c.Name == "etcd" {
+			client = http.DefaultClient // plain HTTP on loopback
+		}
+		out = append(out, measurements.Component{
+			Name: c.Name, PID: c.PID, MetricsURL: c.MetricsURL, HealthURL: c.HealthURL, HTTP: client,
+		})
+	}
+	return out, nil
+}
+
+// newEnv is what the run's measurements see.
+func newEnv(o Options, cfg *rest.Config, client kubernetes.Interface, components []measurements.Component, testName string, nodes int, nsPrefix string, namespaces int, runLabel string) *measurements.Env {
+	return &measurements.Env{
+		Client:          client,
+		Config:          cfg,
+		Components:      append(components, o.Components...),
+		PrometheusURL:   o.PrometheusURL,
+		ReportDir:       o.ReportDir,
+		TestName:        testName,
+		Nodes:           nodes,
+		NamespacePrefix: nsPrefix,
+		Namespaces:      namespaces,
+		RunLabel:        runLabel,
+		Progress:        o.Progress,
+	}
+}
