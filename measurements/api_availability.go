@@ -6,10 +6,13 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
 	"github.com/kscale/kscale/framework/metrics"
 )
 
-func init() { Register("APIAvailability", func() Measurement { return &apiAvailability{} }) }
+func init() { Register("APIAvailability", func(string) Measurement { return &apiAvailability{} }) }
 
 // apiAvailability asks the apiserver's /readyz at a fixed frequency from
 // start to gather and reports the share of answers that were ok, and the
@@ -46,15 +49,16 @@ func (a *apiAvailability) Execute(ctx context.Context, env *Env, params Params) 
 		if err != nil {
 			return nil, err
 		}
-		if env.Client == nil {
-			return nil, notMeasuredf("no client for the cluster")
+		client, err := unthrottledClient(env)
+		if err != nil {
+			return nil, err
 		}
 		a.poller.stop()
 		a.mu.Lock()
 		a.ok, a.total, a.downSince, a.longest, a.lastReason = 0, 0, time.Time{}, 0, ""
 		a.mu.Unlock()
 		a.poller = startPoller(context.WithoutCancel(ctx), freq, func(ctx context.Context, at time.Time) {
-			a.poll(ctx, env, timeout, at)
+			a.poll(ctx, client, timeout, at)
 		})
 		return nil, nil
 	}
@@ -69,10 +73,28 @@ func (a *apiAvailability) Execute(ctx context.Context, env *Env, params Params) 
 	return a.summarise(threshold, env.now())
 }
 
-func (a *apiAvailability) poll(ctx context.Context, env *Env, timeout time.Duration, at time.Time) {
+// unthrottledClient is a client of its own for a poller: the run's client
+// rate limit would delay polls and count the wait as an outage.
+func unthrottledClient(env *Env) (kubernetes.Interface, error) {
+	if env.Config == nil {
+		if env.Client == nil {
+			return nil, notMeasuredf("no client for the cluster")
+		}
+		return env.Client, nil
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the availability client: %w", err)
+	}
+	return client, nil
+}
+
+func (a *apiAvailability) poll(ctx context.Context, client kubernetes.Interface, timeout time.Duration, at time.Time) {
 	pollCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	body, err := env.Client.CoreV1().RESTClient().Get().AbsPath("/readyz").DoRaw(pollCtx)
+	body, err := client.CoreV1().RESTClient().Get().AbsPath("/readyz").DoRaw(pollCtx)
 	if ctx.Err() != nil {
 		return // stopped: not an answer of the apiserver
 	}

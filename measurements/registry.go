@@ -2,6 +2,7 @@ package measurements
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -19,7 +20,7 @@ type Measurement interface {
 }
 
 // Factory makes a new instance of a method.
-type Factory func() Measurement
+type Factory func(identifier string) Measurement
 
 var (
 	registryMu sync.RWMutex
@@ -103,11 +104,17 @@ func (m *Manager) Execute(ctx context.Context, method, identifier string, params
 	m.mu.Lock()
 	inst, ok := m.instances[key]
 	if !ok {
-		inst = factory()
+		inst = factory(identifier)
 		m.instances[key] = inst
 	}
 	m.mu.Unlock()
 	summaries, err := inst.Execute(ctx, m.env, Params(params))
+	var nm *NotMeasuredError
+	if action, _ := Params(params).String("action", ""); action == "start" && errors.As(err, &nm) {
+		// The gather of the same identifier reports it; recording the
+		// start too would list the measurement twice.
+		return err
+	}
 	m.Record(judge(method, identifier, summaries, err)...)
 	return err
 }

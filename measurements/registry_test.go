@@ -17,7 +17,7 @@ func (c *counting) Execute(context.Context, *Env, Params) ([]Summary, error) {
 
 func TestManagerKeepsOneInstancePerIdentifier(t *testing.T) {
 	var made []*counting
-	Register("TestCounting", func() Measurement { c := &counting{}; made = append(made, c); return c })
+	Register("TestCounting", func(string) Measurement { c := &counting{}; made = append(made, c); return c })
 	m := NewManager(nil)
 	ctx := context.Background()
 	for _, id := range []string{"a", "a", "b"} {

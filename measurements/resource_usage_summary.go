@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kscale/kscale/framework/metrics"
@@ -18,7 +16,7 @@ import (
 )
 
 func init() {
-	Register("ResourceUsageSummary", func() Measurement { return &resourceUsageSummary{} })
+	Register("ResourceUsageSummary", func(string) Measurement { return &resourceUsageSummary{} })
 }
 
 // resourceUsageSummary samples the CPU and memory of every control-plane
@@ -141,21 +139,16 @@ func usageSources(env *Env) []usageSource {
 
 // processUsage reads the standard process collector's metrics.
 func processUsage(text []byte) (cpuSeconds, rssBytes float64, err error) {
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
+	families, err := metrics.ParseText(text)
 	if err != nil {
-		return 0, 0, fmt.Errorf("parsing metrics: %w", err)
+		return 0, 0, err
 	}
 	value := func(name string) (float64, error) {
-		f, ok := families[name]
-		if !ok || len(f.GetMetric()) == 0 {
+		v, ok := gaugeValue(families, name)
+		if !ok {
 			return 0, fmt.Errorf("no %s in the metrics (the process collector is off?)", name)
 		}
-		m := f.GetMetric()[0]
-		if m.GetCounter() != nil {
-			return m.GetCounter().GetValue(), nil
-		}
-		return m.GetGauge().GetValue(), nil
+		return v, nil
 	}
 	if cpuSeconds, err = value("process_cpu_seconds_total"); err != nil {
 		return 0, 0, err

@@ -1,13 +1,20 @@
 package local
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/measurements"
 )
 
 // runMeasurementsConfig runs testdata/measurements with kscale run against
@@ -121,5 +128,74 @@ func TestPodStartupLatencyViolated(t *testing.T) {
 	psl := perfData(t, reports, "PodStartupLatency_PodStartupLatency")
 	if p99 := dataItem(t, psl, map[string]string{"Metric": "pod_startup"}).Data["Perc99"]; p99 <= 5000 {
 		t.Errorf("pod_startup p99 = %v ms, want above 5000", p99)
+	}
+}
+
+// TestAPIResponsivenessAndSchedulingThroughput measures on the shared
+// cluster through the Go API: a burst of namespace-scoped LISTs of a
+// resource nothing else lists shows up with exactly that count, and 2000
+// pods scheduled onto the fleet give a scheduling throughput whose windows
+// span first to last scheduled pod, with no trailing empty window.
+func TestAPIResponsivenessAndSchedulingThroughput(t *testing.T) {
+	c, _ := sharedFleet(t)
+	ns := testNamespace(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	env := &measurements.Env{Client: c.Client, Config: c.Config, Progress: testWriter{t}}
+	m := measurements.NewManager(env)
+	start := map[string]any{"action": "start", "labelSelector": "app=throughput"}
+	if err := m.Execute(ctx, "APIResponsivenessPrometheus", "api", map[string]any{"action": "start"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Execute(ctx, "SchedulingThroughput", "st", start); err != nil {
+		t.Fatal(err)
+	}
+	const lists = 57
+	for range lists {
+		if _, err := c.Client.CoreV1().PodTemplates(ns).List(ctx, metav1.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const pods = 2000
+	deploy := pauseDeployment("throughput", "fleet", pods)
+	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0", FieldSelector: "spec.nodeName!="})
+		return err == nil && len(list.Items) == pods, nil
+	})
+	if err != nil {
+		t.Fatalf("pods not all scheduled: %v", err)
+	}
+	if err := m.Execute(ctx, "SchedulingThroughput", "st", map[string]any{"action": "gather"}); err != nil {
+		t.Fatalf("SchedulingThroughput: %v", err)
+	}
+	if err := m.Execute(ctx, "APIResponsivenessPrometheus", "api", map[string]any{"action": "gather"}); err != nil {
+		t.Fatalf("APIResponsivenessPrometheus: %v", err)
+	}
+	for _, s := range m.Summaries() {
+		switch s.Method {
+		case "SchedulingThroughput":
+			if s.PerfData == nil || s.PerfData.DataItems[0].Data["Max"] <= 0 {
+				t.Errorf("scheduling throughput %+v", s.PerfData)
+			}
+			var series []metrics.Point
+			for _, points := range s.Series {
+				series = points
+			}
+			if len(series) == 0 || series[0].Y <= 0 || series[len(series)-1].Y <= 0 {
+				t.Errorf("throughput windows must start and end with scheduled pods: %v", series)
+			}
+			t.Logf("scheduling throughput %v over %d windows", s.PerfData.DataItems[0].Data, len(series))
+		case "APIResponsivenessPrometheus":
+			item := dataItem(t, s.PerfData, map[string]string{"Verb": "LIST", "Resource": "podtemplates", "Scope": "namespace"})
+			if item.Labels["Count"] != strconv.Itoa(lists) {
+				t.Errorf("LIST podtemplates count %s, want %d (item %+v)", item.Labels["Count"], lists, item)
+			}
+			if item.Data["Perc99"] <= 0 {
+				t.Errorf("LIST podtemplates p99 %v ms", item.Data["Perc99"])
+			}
+		}
 	}
 }

@@ -1,0 +1,360 @@
+package measurements
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+// trackerT0 is the tests' start: the clock reads trackerT0+400ms at the
+// start action, so a pod created at trackerT0 (its creationTimestamp
+// truncated to the second) still counts.
+var trackerT0 = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+
+const trackerTestNS = "ns-1"
+
+// trackerTestClock is a settable Env.Now.
+type trackerTestClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *trackerTestClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *trackerTestClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+// newTrackerTestEnv is an Env over a fake clientset holding objs, with the
+// clock at the start.
+func newTrackerTestEnv(objs ...runtime.Object) (*Env, *fake.Clientset, *trackerTestClock) {
+	client := fake.NewClientset(objs...)
+	clock := &trackerTestClock{t: trackerT0.Add(400 * time.Millisecond)}
+	return &Env{Client: client, Now: clock.Now}, client, clock
+}
+
+// trackerTestPod is a pending pod of two containers, a and b, created at
+// created; stateful pods mount a PVC.
+func trackerTestPod(name string, created time.Time, stateful bool) *v1.Pod {
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: trackerTestNS, Name: name, UID: types.UID("uid-" + name),
+			Labels:            map[string]string{"group": "test"},
+			CreationTimestamp: metav1.NewTime(created),
+		},
+		Spec: v1.PodSpec{
+			Containers: []v1.Container{{Name: "a", Image: "pause"}, {Name: "b", Image: "pause"}},
+			Volumes: []v1.Volume{{Name: "cfg", VolumeSource: v1.VolumeSource{
+				ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}},
+			}}},
+		},
+		Status: v1.PodStatus{Phase: v1.PodPending},
+	}
+	if stateful {
+		pod.Spec.Volumes = append(pod.Spec.Volumes, v1.Volume{Name: "data", VolumeSource: v1.VolumeSource{
+			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data-" + name},
+		}})
+	}
+	return pod
+}
+
+// trackerSchedulePod binds pod to node-1 with a PodScheduled time of at, as
+// the apiserver does when it stores a binding.
+func trackerSchedulePod(pod *v1.Pod, at time.Time) {
+	pod.Spec.NodeName = "node-1"
+	pod.Status.Conditions = append(pod.Status.Conditions, v1.PodCondition{
+		Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(at),
+	})
+}
+
+// trackerRunPod marks pod Running with its containers started at startedAt
+// (a, b, ... in order).
+func trackerRunPod(pod *v1.Pod, startedAt ...time.Time) {
+	pod.Status.Phase = v1.PodRunning
+	pod.Status.ContainerStatuses = nil
+	for i, c := range pod.Spec.Containers {
+		cs := v1.ContainerStatus{Name: c.Name}
+		if i < len(startedAt) {
+			cs.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(startedAt[i])}
+		} else {
+			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "ContainerCreating"}
+		}
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, cs)
+	}
+}
+
+// trackerUpdatePod writes pod through the fake clientset, so the tracker sees
+// it through its watch.
+func trackerUpdatePod(t *testing.T, client *fake.Clientset, pod *v1.Pod) {
+	t.Helper()
+	if _, err := client.CoreV1().Pods(pod.Namespace).Update(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("updating pod %s: %v", pod.Name, err)
+	}
+}
+
+func trackerCreatePod(t *testing.T, client *fake.Clientset, pod *v1.Pod) {
+	t.Helper()
+	if _, err := client.CoreV1().Pods(pod.Namespace).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating pod %s: %v", pod.Name, err)
+	}
+}
+
+// waitTracked waits until the tracker's view satisfies cond: the informer
+// delivers the fake's events asynchronously.
+func waitTracked(t *testing.T, tr *podTracker, what string, cond func(pods map[string]podTimes, ignored int) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		list, ignored := tr.snapshot()
+		pods := map[string]podTimes{}
+		for _, p := range list {
+			pods[p.Name] = p
+		}
+		if cond(pods, ignored) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tracker never saw %s; it has %d pods, %d ignored", what, len(pods), ignored)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestPodStartupTrackerPhases follows pods through the tracker: which
+// times it records, from where, and which pods it ignores.
+func TestPodStartupTrackerPhases(t *testing.T) {
+	old := trackerTestPod("old", trackerT0.Add(-10*time.Second), false)
+	env, client, clock := newTrackerTestEnv(old)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tr, err := startPodTracker(ctx, env, "test", trackerSelector{Namespace: trackerTestNS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.stop()
+
+	// bound: a scheduler binding (condition time); direct: created with
+	// nodeName and no PodScheduled time, so the tracker's own sight of the
+	// node counts; partial: Running with one container still waiting.
+	bound := trackerTestPod("bound", trackerT0, false)
+	direct := trackerTestPod("direct", trackerT0.Add(time.Second), true)
+	partial := trackerTestPod("partial", trackerT0, false)
+	for _, p := range []*v1.Pod{bound, direct, partial} {
+		trackerCreatePod(t, client, p)
+	}
+	waitTracked(t, tr, "three new pods", func(pods map[string]podTimes, ignored int) bool { return len(pods) == 3 && ignored == 1 })
+
+	clock.Set(trackerT0.Add(3 * time.Second))
+	direct.Spec.NodeName = "node-2"
+	trackerUpdatePod(t, client, direct)
+	waitTracked(t, tr, "direct bound", func(pods map[string]podTimes, _ int) bool { return !pods["direct"].Scheduled.IsZero() })
+
+	clock.Set(trackerT0.Add(5 * time.Second))
+	trackerSchedulePod(bound, trackerT0.Add(2*time.Second))
+	trackerRunPod(bound, trackerT0.Add(3*time.Second), trackerT0.Add(4*time.Second))
+	trackerRunPod(direct, trackerT0.Add(4*time.Second), trackerT0.Add(4*time.Second))
+	trackerSchedulePod(partial, trackerT0.Add(time.Second))
+	trackerRunPod(partial, trackerT0.Add(3*time.Second))
+	old.Spec.NodeName = "node-1"
+	trackerRunPod(old, trackerT0, trackerT0)
+	for _, p := range []*v1.Pod{bound, direct, partial, old} {
+		trackerUpdatePod(t, client, p)
+	}
+	waitTracked(t, tr, "bound and direct running", func(pods map[string]podTimes, _ int) bool {
+		return !pods["bound"].Watched.IsZero() && !pods["direct"].Watched.IsZero() && !pods["partial"].Scheduled.IsZero()
+	})
+	// A later update must not move a recorded time.
+	clock.Set(trackerT0.Add(9 * time.Second))
+	trackerRunPod(bound, trackerT0.Add(7*time.Second), trackerT0.Add(8*time.Second))
+	trackerUpdatePod(t, client, bound)
+	if err := client.CoreV1().Pods(trackerTestNS).Delete(ctx, "partial", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitTracked(t, tr, "partial deleted", func(pods map[string]podTimes, _ int) bool { return pods["partial"].Deleted })
+	tr.stop()
+
+	pods, ignored := tr.snapshot()
+	got := map[string]podTimes{}
+	for _, p := range pods {
+		got[p.Name] = p
+	}
+	at := func(d time.Duration) time.Time { return trackerT0.Add(d) }
+	for _, tc := range []struct {
+		name string
+		want podTimes
+	}{
+		{"bound", podTimes{Namespace: trackerTestNS, Name: "bound", Node: "node-1", Stateless: true,
+			Created: at(0), Scheduled: at(2 * time.Second), ScheduledBy: scheduledByCondition,
+			Running: at(4 * time.Second), Watched: at(5 * time.Second)}},
+		{"direct", podTimes{Namespace: trackerTestNS, Name: "direct", Node: "node-2", Stateless: false,
+			Created: at(time.Second), Scheduled: at(3 * time.Second), ScheduledBy: scheduledByObservation,
+			Running: at(4 * time.Second), Watched: at(5 * time.Second)}},
+		{"partial", podTimes{Namespace: trackerTestNS, Name: "partial", Node: "node-1", Stateless: true,
+			Created: at(0), Scheduled: at(time.Second), ScheduledBy: scheduledByCondition, Deleted: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if g := got[tc.name]; g != tc.want {
+				t.Fatalf("\n got %+v\nwant %+v", g, tc.want)
+			}
+		})
+	}
+	if _, seen := got["old"]; seen || ignored != 1 || len(got) != 3 {
+		t.Fatalf("the pod created before the start must be ignored once: pods %v, ignored %d", got, ignored)
+	}
+}
+
+func TestPodStartupTrackerStopsWithContext(t *testing.T) {
+	env, _, _ := newTrackerTestEnv()
+	ctx, cancel := context.WithCancel(context.Background())
+	tr, err := startPodTracker(ctx, env, "test", trackerSelector{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.stopped() {
+		t.Fatal("stopped before its context ended")
+	}
+	cancel()
+	select {
+	case <-tr.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the informer outlived its context")
+	}
+	tr.stop() // after the context ended, stop returns at once
+	if _, err := startPodTracker(context.Background(), &Env{}, "test", trackerSelector{}); err == nil {
+		t.Fatal("a tracker without a client must fail")
+	}
+}
+
+// TestPodStartupTrackerSelectors checks that the namespace and both
+// selectors reach the apiserver on the list and on the watch.
+func TestPodStartupTrackerSelectors(t *testing.T) {
+	env, client, _ := newTrackerTestEnv()
+	sel := trackerSelector{Namespace: trackerTestNS, LabelSelector: "group=test", FieldSelector: "spec.schedulerName=default-scheduler"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tr, err := startPodTracker(ctx, env, "test", sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		seen := map[string]bool{}
+		for _, a := range client.Actions() {
+			var lbl, fld string
+			switch a := a.(type) {
+			case clienttesting.ListActionImpl:
+				lbl, fld = a.GetListRestrictions().Labels.String(), a.GetListRestrictions().Fields.String()
+			case clienttesting.WatchActionImpl:
+				lbl, fld = a.GetWatchRestrictions().Labels.String(), a.GetWatchRestrictions().Fields.String()
+			default:
+				continue
+			}
+			ok := a.GetNamespace() == sel.Namespace && lbl == sel.LabelSelector && fld == sel.FieldSelector
+			seen[a.GetVerb()] = seen[a.GetVerb()] || ok
+		}
+		if seen["list"] && seen["watch"] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("list and watch with %s not seen; actions %v", sel, client.Actions())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if got, want := sel.String(), `namespace=ns-1 labelSelector="group=test" fieldSelector="spec.schedulerName=default-scheduler"`; got != want {
+		t.Fatalf("String: %s, want %s", got, want)
+	}
+	if got, want := (trackerSelector{}).String(), `namespace=(all) labelSelector=""`; got != want {
+		t.Fatalf("String: %s, want %s", got, want)
+	}
+}
+
+func TestPodStartupStatelessVolumes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		source v1.VolumeSource
+		want   bool
+	}{
+		{"emptyDir", v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}, true},
+		{"configMap", v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}, true},
+		{"secret", v1.VolumeSource{Secret: &v1.SecretVolumeSource{}}, true},
+		{"downwardAPI", v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{}}, true},
+		{"projected", v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{}}, true},
+		{"persistentVolumeClaim", v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{}}, false},
+		{"hostPath", v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{}}, false},
+		{"ephemeral", v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &v1.Pod{Spec: v1.PodSpec{Volumes: []v1.Volume{
+				{Name: "token", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{}}},
+				{Name: "v", VolumeSource: tc.source},
+			}}}
+			if got := podIsStateless(pod); got != tc.want {
+				t.Fatalf("stateless = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if !podIsStateless(&v1.Pod{}) {
+		t.Fatal("a pod without volumes is stateless")
+	}
+}
+
+func TestPodStartupContainersStarted(t *testing.T) {
+	at := func(s int) time.Time { return trackerT0.Add(time.Duration(s) * time.Second) }
+	for _, tc := range []struct {
+		name   string
+		mutate func(*v1.Pod)
+		want   time.Time
+		ok     bool
+	}{
+		{"pending", func(*v1.Pod) {}, time.Time{}, false},
+		{"all running: the latest start", func(p *v1.Pod) { trackerRunPod(p, at(5), at(3)) }, at(5), true},
+		{"one container waiting", func(p *v1.Pod) { trackerRunPod(p, at(5)) }, time.Time{}, false},
+		{"running phase, no statuses yet", func(p *v1.Pod) { p.Status.Phase = v1.PodRunning }, time.Time{}, false},
+		{"succeeded", func(p *v1.Pod) { trackerRunPod(p, at(1), at(2)); p.Status.Phase = v1.PodSucceeded }, time.Time{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := trackerTestPod("p", trackerT0, false)
+			tc.mutate(pod)
+			got, ok := podContainersStarted(pod)
+			if ok != tc.ok || !got.Equal(tc.want) {
+				t.Fatalf("got %v %v, want %v %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func TestPodStartupTrackerSelectorParams(t *testing.T) {
+	for _, tc := range []struct {
+		params  Params
+		wantErr string
+	}{
+		{Params{"namespace": "a", "labelSelector": "x=y", "fieldSelector": "status.phase=Running"}, ""},
+		{Params{"labelSelector": "a in ("}, "param labelSelector"},
+		{Params{"fieldSelector": "a~b"}, "param fieldSelector"},
+		{Params{"namespace": 3}, "param namespace"},
+	} {
+		t.Run(fmt.Sprint(tc.params), func(t *testing.T) {
+			_, err := parseTrackerSelector(tc.params)
+			if (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("err %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
