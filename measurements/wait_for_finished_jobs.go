@@ -15,7 +15,9 @@ import (
 	"k8s.io/klog/v2"
 )
 
-func init() { Register("WaitForFinishedJobs", func(string) Measurement { return &waitForFinishedJobs{} }) }
+func init() {
+	Register("WaitForFinishedJobs", func(string) Measurement { return &waitForFinishedJobs{} })
+}
 
 const (
 	// clusterloader2's default gather timeout for WaitForFinishedJobs.

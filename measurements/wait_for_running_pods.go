@@ -14,7 +14,9 @@ import (
 	"k8s.io/klog/v2"
 )
 
-func init() { Register("WaitForRunningPods", func(string) Measurement { return &waitForRunningPods{} }) }
+func init() {
+	Register("WaitForRunningPods", func(string) Measurement { return &waitForRunningPods{} })
+}
 
 const (
 	// clusterloader2's default timeout for WaitForRunningPods.

@@ -133,4 +133,3 @@ type benchTargets struct {
 	RateErrorPercentMax float64 `json:"rateErrorPercentMax"`
 	P99LatenessMsMax    float64 `json:"p99LatenessMsMax"`
 }
-

@@ -18,7 +18,6 @@ import (
 	"github.com/kscale/kscale/framework/procstat"
 )
 
-
 func writeBench(b *testing.B, name string, v any) {
 	b.Helper()
 	path, err := benchjson.Write(name, v)

@@ -81,6 +81,7 @@ func TestPodStartupLatencyWithStartDelay(t *testing.T) {
 	}
 	psl := perfData(t, reports, "PodStartupLatency_PodStartupLatency")
 	p50 := dataItem(t, psl, map[string]string{"Metric": "schedule_to_run"}).Data["Perc50"]
+	t.Logf("schedule_to_run p50 %v ms", p50)
 	if p50 < 2000 || p50 > 2500 {
 		t.Errorf("schedule_to_run p50 = %v ms, want 2000–2500", p50)
 	}
@@ -109,8 +110,11 @@ func TestPodStartupLatencyWithStartDelay(t *testing.T) {
 			t.Errorf("the run's summary does not name %s", line)
 		}
 	}
-	if strings.Contains(r.stdout, "NOT MEASURED") || strings.Contains(r.stdout, "VIOLATED") {
-		t.Errorf("a measurement was not measured or violated on the local cluster")
+	for _, line := range strings.Split(r.stdout, "\n") {
+		// The run has no stateful pods, so their split alone is empty.
+		if strings.Contains(line, "VIOLATED") || strings.Contains(line, "NOT MEASURED") && !strings.HasPrefix(line, "StatefulPodStartupLatency") {
+			t.Errorf("on the local cluster: %s", line)
+		}
 	}
 }
 
