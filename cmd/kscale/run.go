@@ -44,6 +44,7 @@ func newValidateCommand() *cobra.Command {
 
 func newRunCommand() *cobra.Command {
 	var o runner.Options
+	var observe []string
 	cmd := &cobra.Command{
 		Use:   "run --testconfig CONFIG --kubeconfig FILE",
 		Short: "Run a test config against the cluster the kubeconfig points at",
@@ -53,6 +54,13 @@ func newRunCommand() *cobra.Command {
 				o.Kubeconfig = os.Getenv("KUBECONFIG")
 			}
 			o.Progress = cmd.ErrOrStderr()
+			for _, spec := range observe {
+				c, err := runner.ParseComponent(spec)
+				if err != nil {
+					return usageError{err}
+				}
+				o.Components = append(o.Components, c)
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			res, err := runner.Run(ctx, o, cmd.ErrOrStderr())
@@ -74,6 +82,7 @@ func newRunCommand() *cobra.Command {
 	fs.Float32Var(&o.QPS, "kube-api-qps", 0, "client QPS (default client-go's)")
 	fs.IntVar(&o.Burst, "kube-api-burst", 0, "client burst")
 	fs.StringVar(&o.ClusterDir, "cluster-dir", "", "local cluster folder whose processes the measurements observe (default: the kubeconfig's folder, when kscale cluster up made it)")
+	fs.StringArrayVar(&observe, "observe", nil, "another process whose usage ResourceUsageSummary reports, NAME=METRICS_URL (repeatable; a fleet: fleet-1=http://127.0.0.1:10269/metrics)")
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", "", "Prometheus server scraping the cluster; API latency is then read from it")
 	return cmd
 }

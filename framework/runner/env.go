@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -47,6 +49,18 @@ func localComponents(clusterDir, kubeconfig string, cfg *rest.Config) ([]measure
 		})
 	}
 	return out, nil
+}
+
+// ParseComponent reads an --observe value, NAME=METRICS_URL: a process
+// outside the control plane (a hollow-node fleet) whose usage the run
+// reports from its process metrics.
+func ParseComponent(spec string) (measurements.Component, error) {
+	name, raw, ok := strings.Cut(spec, "=")
+	u, err := url.Parse(raw)
+	if !ok || name == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return measurements.Component{}, fmt.Errorf("--observe %q: want NAME=METRICS_URL, e.g. fleet-1=http://127.0.0.1:10269/metrics", spec)
+	}
+	return measurements.Component{Name: name, MetricsURL: raw}, nil
 }
 
 // newEnv is what the run's measurements see.

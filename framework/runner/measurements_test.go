@@ -57,3 +57,26 @@ func TestMeasurementRunnerNotMeasured(t *testing.T) {
 		})
 	}
 }
+
+func TestParseComponent(t *testing.T) {
+	for _, tc := range []struct {
+		spec, name, url, err string
+	}{
+		{"fleet-1=http://127.0.0.1:10269/metrics", "fleet-1", "http://127.0.0.1:10269/metrics", ""},
+		{"etcd=https://127.0.0.1:2381/metrics", "etcd", "https://127.0.0.1:2381/metrics", ""},
+		{"fleet-1", "", "", "want NAME=METRICS_URL"},
+		{"=http://127.0.0.1/metrics", "", "", "want NAME=METRICS_URL"},
+		{"fleet=127.0.0.1:10269", "", "", "want NAME=METRICS_URL"},
+	} {
+		c, err := ParseComponent(tc.spec)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "--observe") {
+				t.Errorf("%s: want an --observe error, got %v", tc.spec, err)
+			}
+			continue
+		}
+		if err != nil || c.Name != tc.name || c.MetricsURL != tc.url {
+			t.Errorf("%s: %+v %v", tc.spec, c, err)
+		}
+	}
+}
