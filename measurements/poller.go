@@ -15,17 +15,18 @@ type poller struct {
 	once   sync.Once
 }
 
-// startPoller calls sample at once and then every interval until stop is
+// startPoller calls sample once before it returns, so that even a gather
+// right after start has a sample, and then every interval until stop is
 // called or ctx ends. ctx is the run's context, not one call's: the poller
 // outlives the start action that made it.
 func startPoller(ctx context.Context, interval time.Duration, sample func(ctx context.Context, at time.Time)) *poller {
 	ctx, cancel := context.WithCancel(ctx)
 	p := &poller{cancel: cancel, done: make(chan struct{})}
+	sample(ctx, time.Now())
 	go func() {
 		defer close(p.done)
 		t := time.NewTicker(interval)
 		defer t.Stop()
-		sample(ctx, time.Now())
 		for {
 			select {
 			case <-ctx.Done():

@@ -33,6 +33,7 @@ func init() {
 type resourceUsageSummary struct {
 	mu      sync.Mutex
 	poller  *poller
+	sources []usageSource
 	started time.Time
 	series  map[string]*usageSeries
 	// errs keeps the last sampling error per component, for the reason of
@@ -71,12 +72,8 @@ func (r *resourceUsageSummary) Execute(ctx context.Context, env *Env, params Par
 		r.mu.Lock()
 		r.started, r.series, r.errs = env.now(), map[string]*usageSeries{}, map[string]error{}
 		r.mu.Unlock()
-		sources := usageSources(env)
-		r.poller = startPoller(context.WithoutCancel(ctx), interval, func(ctx context.Context, at time.Time) {
-			for _, src := range sources {
-				r.sample(ctx, src, at)
-			}
-		})
+		r.sources = usageSources(env)
+		r.poller = startPoller(context.WithoutCancel(ctx), interval, r.sampleAll)
 		return nil, nil
 	default:
 		if r.poller == nil {
@@ -91,6 +88,9 @@ func (r *resourceUsageSummary) Execute(ctx context.Context, env *Env, params Par
 			return nil, err
 		}
 		r.poller.stop()
+		// A last sample at gather: a run shorter than the interval still
+		// gets a CPU rate, and the summary covers the run to its end.
+		r.sampleAll(ctx, time.Now())
 		return r.summarise(env, constraints)
 	}
 }
@@ -155,6 +155,12 @@ func processUsage(text []byte) (cpuSeconds, rssBytes float64, err error) {
 	}
 	rssBytes, err = value("process_resident_memory_bytes")
 	return cpuSeconds, rssBytes, err
+}
+
+func (r *resourceUsageSummary) sampleAll(ctx context.Context, at time.Time) {
+	for _, src := range r.sources {
+		r.sample(ctx, src, at)
+	}
 }
 
 func (r *resourceUsageSummary) sample(ctx context.Context, src usageSource, at time.Time) {
