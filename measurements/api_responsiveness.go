@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -79,7 +80,7 @@ var (
 // metrics.k8s.io passes too, but nothing mutates it. A series without a
 // group label (old servers) counts as the core group.
 func apiRespBuiltinGroup(group string) bool {
-	return contains(apiRespBuiltinGroups, group) || strings.HasSuffix(group, ".k8s.io")
+	return slices.Contains(apiRespBuiltinGroups, group) || strings.HasSuffix(group, ".k8s.io")
 }
 
 // apiRespKeep says whether a series of the latency histogram counts toward
@@ -87,24 +88,15 @@ func apiRespBuiltinGroup(group string) bool {
 func apiRespKeep(labels map[string]string) bool {
 	verb := labels["verb"]
 	switch {
-	case contains(apiRespExcludedVerbs, verb),
-		contains(apiRespExcludedSubresources, labels["subresource"]),
-		contains(apiRespExcludedResources, labels["resource"]):
+	case slices.Contains(apiRespExcludedVerbs, verb),
+		slices.Contains(apiRespExcludedSubresources, labels["subresource"]),
+		slices.Contains(apiRespExcludedResources, labels["resource"]):
 		return false
-	case contains(apiRespReadOnlyVerbs, verb):
+	case slices.Contains(apiRespReadOnlyVerbs, verb):
 		return true
 	default:
 		return apiRespBuiltinGroup(labels["group"])
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // apiResponsiveness is APIResponsivenessPrometheus (and its Simple variant):

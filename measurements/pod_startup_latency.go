@@ -128,7 +128,7 @@ func podStartupDuration(params Params, key string, def time.Duration) (time.Dura
 // or not, so that skew stays visible.
 type podStartupLatency struct {
 	identifier string
-	sel        trackerSelector
+	sel        watchSelector
 	limits     podStartupLimits
 	tracker    *podTracker
 }
@@ -153,7 +153,7 @@ func (m *podStartupLatency) start(ctx context.Context, env *Env, params Params) 
 		klog.InfoS("PodStartupLatency already started; this start is ignored", "selector", m.sel.String())
 		return nil
 	}
-	sel, err := parseTrackerSelector(params)
+	sel, err := parseWatchSelector(params)
 	if err != nil {
 		return err
 	}

@@ -17,49 +17,72 @@ import (
 	"github.com/kscale/kscale/framework/metrics"
 )
 
-// The scenario every PodStartupLatency case runs, with T0 the start:
+// The scenario every PodStartupLatency case runs, with T0 the start's
+// second (the clock reads T0+400ms at the start). The API stamps whole
+// seconds; the tracker narrows each stamp with the moment it first sees it
+// (refineStamp: the sighting when it falls within the stamp's second, else
+// the second's last millisecond). Each update is seen at the given moment:
 //
-//	stateless-01..10  created T0, scheduled T0+1s, containers started at
-//	                  T0+2s and T0+(1+i)s, seen running at T0+(1+i)s+200ms
-//	stateful-01..02   (PVC) created T0+1s, scheduled T0+2s, started T0+3s and
-//	                  T0+4s, seen running at T0+4.5s
+//	stateless-01..10  created T0, seen T0+500ms; scheduled T0+1s, seen
+//	                  T0+1.1s; containers started at T0+2s and T0+(1+i)s,
+//	                  all running seen T0+(1+i)s+200ms
+//	stateful-01..02   (PVC) created T0+1s, seen T0+1.05s; scheduled T0+2s,
+//	                  seen T0+2.2s; started T0+3s and T0+4s, all running
+//	                  seen late at T0+5.5s, after the second of the
+//	                  latest start: it is taken as T0+4.999s
 //	pending-01        created T0+1s, scheduled, never running
 //	deleted-01        created T0+1s, deleted before running: not counted
 //	old               created T0-10s, before the start: ignored even though
 //	                  it runs after the start
 //
+// So the refined times are:
+//
+//	             created   scheduled  running          watched
+//	stateless-i  T0+0.5s   T0+1.1s    T0+(1+i)s+0.2s   = running
+//	stateful     T0+1.05s  T0+2.2s    T0+4.999s        T0+5.5s
+//
 // Hand-computed transitions (ms), nearest rank:
 //
-//	stateless (10): create_to_schedule 1000 each; schedule_to_run 1000i;
-//	  run_to_watch 200; schedule_to_watch 1000i+200; create_to_run
-//	  1000+1000i; pod_startup 1200+1000i → p50 the 5th, p90 the 9th, p99
-//	  the 10th value.
-//	stateful (2): 1000, 2000, 500, 2500, 3000, 3500 each.
-//	all (12): p50 the 6th, p90 the 11th, p99 the 12th of the union.
+//	stateless (10): create_to_schedule 1100-500 = 600 each;
+//	  schedule_to_run (1000(1+i)+200)-1100 = 1000i+100; run_to_watch 0
+//	  (seen within the second of the stamp); schedule_to_watch 1000i+100;
+//	  create_to_run (1000(1+i)+200)-500 = 1000i+700; pod_startup
+//	  1000i+700 → p50 the 5th (i=5), p90 the 9th, p99 the 10th value.
+//	stateful (2): create_to_schedule 2200-1050 = 1150; schedule_to_run
+//	  4999-2200 = 2799; run_to_watch 5500-4999 = 501; schedule_to_watch
+//	  5500-2200 = 3300; create_to_run 4999-1050 = 3949; pod_startup
+//	  5500-1050 = 4450, each.
+//	all (12): p50 the 6th, p90 the 11th, p99 the 12th of the union:
+//	  create_to_schedule 600×10, 1150×2 → 600, 1150, 1150
+//	  schedule_to_run 1100 2100 2799 2799 3100 [4100] 5100 .. [9100] [10100]
+//	  run_to_watch 0×10, 501×2 → 0, 501, 501
+//	  schedule_to_watch 1100 2100 3100 3300 3300 [4100] 5100 .. [9100] [10100]
+//	  create_to_run 1700 2700 3700 3949 3949 [4700] 5700 .. [9700] [10700]
+//	  pod_startup 1700 2700 3700 4450 4450 [4700] 5700 .. [9700] [10700]
 var podStartupWant = map[string]map[string]metrics.Percentiles{
 	"PodStartupLatency_PSL": {
-		"create_to_schedule": {Perc50: 1000, Perc90: 1000, Perc99: 1000},
-		"schedule_to_run":    {Perc50: 4000, Perc90: 9000, Perc99: 10000},
-		"run_to_watch":       {Perc50: 200, Perc90: 500, Perc99: 500},
-		"schedule_to_watch":  {Perc50: 4200, Perc90: 9200, Perc99: 10200},
-		"create_to_run":      {Perc50: 5000, Perc90: 10000, Perc99: 11000},
-		"pod_startup":        {Perc50: 5200, Perc90: 10200, Perc99: 11200},
+		"create_to_schedule": {Perc50: 600, Perc90: 1150, Perc99: 1150},
+		"schedule_to_run":    {Perc50: 4100, Perc90: 9100, Perc99: 10100},
+		"run_to_watch":       {Perc50: 0, Perc90: 501, Perc99: 501},
+		"schedule_to_watch":  {Perc50: 4100, Perc90: 9100, Perc99: 10100},
+		"create_to_run":      {Perc50: 4700, Perc90: 9700, Perc99: 10700},
+		"pod_startup":        {Perc50: 4700, Perc90: 9700, Perc99: 10700},
 	},
 	"StatelessPodStartupLatency_PSL": {
-		"create_to_schedule": {Perc50: 1000, Perc90: 1000, Perc99: 1000},
-		"schedule_to_run":    {Perc50: 5000, Perc90: 9000, Perc99: 10000},
-		"run_to_watch":       {Perc50: 200, Perc90: 200, Perc99: 200},
-		"schedule_to_watch":  {Perc50: 5200, Perc90: 9200, Perc99: 10200},
-		"create_to_run":      {Perc50: 6000, Perc90: 10000, Perc99: 11000},
-		"pod_startup":        {Perc50: 6200, Perc90: 10200, Perc99: 11200},
+		"create_to_schedule": {Perc50: 600, Perc90: 600, Perc99: 600},
+		"schedule_to_run":    {Perc50: 5100, Perc90: 9100, Perc99: 10100},
+		"run_to_watch":       {Perc50: 0, Perc90: 0, Perc99: 0},
+		"schedule_to_watch":  {Perc50: 5100, Perc90: 9100, Perc99: 10100},
+		"create_to_run":      {Perc50: 5700, Perc90: 9700, Perc99: 10700},
+		"pod_startup":        {Perc50: 5700, Perc90: 9700, Perc99: 10700},
 	},
 	"StatefulPodStartupLatency_PSL": {
-		"create_to_schedule": {Perc50: 1000, Perc90: 1000, Perc99: 1000},
-		"schedule_to_run":    {Perc50: 2000, Perc90: 2000, Perc99: 2000},
-		"run_to_watch":       {Perc50: 500, Perc90: 500, Perc99: 500},
-		"schedule_to_watch":  {Perc50: 2500, Perc90: 2500, Perc99: 2500},
-		"create_to_run":      {Perc50: 3000, Perc90: 3000, Perc99: 3000},
-		"pod_startup":        {Perc50: 3500, Perc90: 3500, Perc99: 3500},
+		"create_to_schedule": {Perc50: 1150, Perc90: 1150, Perc99: 1150},
+		"schedule_to_run":    {Perc50: 2799, Perc90: 2799, Perc99: 2799},
+		"run_to_watch":       {Perc50: 501, Perc90: 501, Perc99: 501},
+		"schedule_to_watch":  {Perc50: 3300, Perc90: 3300, Perc99: 3300},
+		"create_to_run":      {Perc50: 3949, Perc90: 3949, Perc99: 3949},
+		"pod_startup":        {Perc50: 4450, Perc90: 4450, Perc99: 4450},
 	},
 }
 
@@ -72,9 +95,14 @@ var podStartupWantCounts = map[string][2]float64{
 
 // runPodStartupScenario runs the scenario above between a start with
 // startParams and a gather with gatherParams.
+//
+// The informer reads the clock when it delivers an update, not when the
+// test writes it, so each clock move waits until the tracker has seen the
+// updates made at the previous setting.
 func runPodStartupScenario(t *testing.T, startParams, gatherParams Params) ([]Summary, error) {
 	t.Helper()
 	at := func(d time.Duration) time.Time { return trackerT0.Add(d) }
+	ms := time.Millisecond
 	old := trackerTestPod("old", at(-10*time.Second), false)
 	env, client, clock := newTrackerTestEnv(old)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -88,56 +116,88 @@ func runPodStartupScenario(t *testing.T, startParams, gatherParams Params) ([]Su
 	if _, err := m.Execute(ctx, env, params); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-
-	type plan struct {
-		pod             *v1.Pod
-		scheduled, seen time.Duration
-		started         []time.Duration
+	waitSeen := func(what string, names []string, seen func(podTimes) bool) {
+		t.Helper()
+		waitTracked(t, m.tracker, what, func(pods map[string]podTimes, _ int) bool {
+			for _, n := range names {
+				if p, ok := pods[n]; !ok || !seen(p) {
+					return false
+				}
+			}
+			return true
+		})
 	}
-	var plans []plan
+	names := func(pods []*v1.Pod) []string {
+		var out []string
+		for _, p := range pods {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+
+	// Created, stamped T0, seen at T0+500ms.
+	clock.Set(at(500 * ms))
+	var stateless, stateful []*v1.Pod
 	for i := 1; i <= 10; i++ {
 		pod := trackerTestPod(fmt.Sprintf("stateless-%02d", i), at(0), false)
-		plans = append(plans, plan{pod, time.Second, time.Duration(1+i)*time.Second + 200*time.Millisecond,
-			[]time.Duration{2 * time.Second, time.Duration(1+i) * time.Second}})
+		trackerCreatePod(t, client, pod)
+		stateless = append(stateless, pod)
 	}
+	waitTracked(t, m.tracker, "the stateless pods", func(pods map[string]podTimes, ignored int) bool { return len(pods) == 10 && ignored == 1 })
+
+	// Created, stamped T0+1s, seen at T0+1.05s.
+	clock.Set(at(1050 * ms))
 	for i := 1; i <= 2; i++ {
 		pod := trackerTestPod(fmt.Sprintf("stateful-%02d", i), at(time.Second), true)
-		plans = append(plans, plan{pod, 2 * time.Second, 4500 * time.Millisecond, []time.Duration{3 * time.Second, 4 * time.Second}})
+		trackerCreatePod(t, client, pod)
+		stateful = append(stateful, pod)
 	}
 	pending := trackerTestPod("pending-01", at(time.Second), false)
 	deleted := trackerTestPod("deleted-01", at(time.Second), false)
-	for _, p := range plans {
-		trackerCreatePod(t, client, p.pod)
-	}
 	trackerCreatePod(t, client, pending)
 	trackerCreatePod(t, client, deleted)
 	waitTracked(t, m.tracker, "the new pods", func(pods map[string]podTimes, ignored int) bool { return len(pods) == 14 && ignored == 1 })
 
-	trackerSchedulePod(pending, at(time.Second))
-	trackerUpdatePod(t, client, pending)
+	// Scheduled, stamped T0+1s, seen at T0+1.1s; deleted-01 goes before it
+	// runs, and old runs.
+	clock.Set(at(1100 * ms))
+	for _, p := range append(stateless[:len(stateless):len(stateless)], pending) {
+		trackerSchedulePod(p, at(time.Second))
+		trackerUpdatePod(t, client, p)
+	}
 	if err := client.CoreV1().Pods(trackerTestNS).Delete(ctx, deleted.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	clock.Set(at(time.Second))
 	old.Spec.NodeName = "node-1"
 	trackerRunPod(old, at(time.Second), at(time.Second))
 	trackerUpdatePod(t, client, old)
+	waitSeen("the stateless pods and pending-01 scheduled", append(names(stateless), pending.Name), func(p podTimes) bool { return !p.Scheduled.IsZero() })
+	waitSeen("deleted-01 gone", []string{deleted.Name}, func(p podTimes) bool { return p.Deleted })
 
-	for _, p := range plans {
-		clock.Set(at(p.seen))
-		trackerSchedulePod(p.pod, at(p.scheduled))
-		var started []time.Time
-		for _, s := range p.started {
-			started = append(started, at(s))
-		}
-		trackerRunPod(p.pod, started...)
-		trackerUpdatePod(t, client, p.pod)
-		name := p.pod.Name
-		waitTracked(t, m.tracker, name+" running", func(pods map[string]podTimes, _ int) bool { return !pods[name].Watched.IsZero() })
+	// Scheduled, stamped T0+2s, seen at T0+2.2s.
+	clock.Set(at(2200 * ms))
+	for _, p := range stateful {
+		trackerSchedulePod(p, at(2*time.Second))
+		trackerUpdatePod(t, client, p)
 	}
-	waitTracked(t, m.tracker, "pending scheduled, deleted gone", func(pods map[string]podTimes, _ int) bool {
-		return !pods["pending-01"].Scheduled.IsZero() && pods["deleted-01"].Deleted
-	})
+	waitSeen("the stateful pods scheduled", names(stateful), func(p podTimes) bool { return !p.Scheduled.IsZero() })
+
+	// stateless-i: started T0+2s and T0+(1+i)s, all running seen 200ms
+	// into the second of the latest start.
+	for j, p := range stateless {
+		latest := time.Duration(2+j) * time.Second // i = j+1
+		clock.Set(at(latest + 200*ms))
+		trackerRunPod(p, at(2*time.Second), at(latest))
+		trackerUpdatePod(t, client, p)
+		waitSeen(p.Name+" running", []string{p.Name}, func(p podTimes) bool { return !p.Watched.IsZero() })
+	}
+	// stateful: started T0+3s and T0+4s, all running seen at T0+5.5s.
+	clock.Set(at(5500 * ms))
+	for _, p := range stateful {
+		trackerRunPod(p, at(3*time.Second), at(4*time.Second))
+		trackerUpdatePod(t, client, p)
+	}
+	waitSeen("the stateful pods running", names(stateful), func(p podTimes) bool { return !p.Watched.IsZero() })
 
 	params = Params{"action": "gather"}
 	for k, v := range gatherParams {
@@ -161,8 +221,9 @@ func TestPodStartupLatency(t *testing.T) {
 		wantThresholds map[string]float64
 	}{
 		{
+			// p99: all 10.7s, stateless 10.7s, stateful 4.45s.
 			name:           "default 5s threshold on p99: all pods and stateless violate, stateful passes",
-			wantItems:      []string{"pod_startup p99 11.2s > 5s (all pods, 12 pods)", "pod_startup p99 11.2s > 5s (stateless, 10 pods)"},
+			wantItems:      []string{"pod_startup p99 10.7s > 5s (all pods, 12 pods)", "pod_startup p99 10.7s > 5s (stateless, 10 pods)"},
 			wantVerdicts:   [3]Verdict{Violated, Violated, Pass},
 			wantThresholds: map[string]float64{"pod_startup p99 ms": 5000},
 		},
@@ -173,34 +234,36 @@ func TestPodStartupLatency(t *testing.T) {
 			wantThresholds: map[string]float64{"pod_startup p99 ms": 12000},
 		},
 		{
+			// p50: all 4.7s, stateless 5.7s, stateful 4.45s.
 			name:           "perc50Threshold judges the median too",
-			startParams:    Params{"threshold": "12s", "perc50Threshold": "6s"},
-			wantItems:      []string{"pod_startup p50 6.2s > 6s (stateless, 10 pods)"},
+			startParams:    Params{"threshold": "12s", "perc50Threshold": "5s"},
+			wantItems:      []string{"pod_startup p50 5.7s > 5s (stateless, 10 pods)"},
 			wantVerdicts:   [3]Verdict{Pass, Violated, Pass},
-			wantThresholds: map[string]float64{"pod_startup p50 ms": 6000, "pod_startup p99 ms": 12000},
+			wantThresholds: map[string]float64{"pod_startup p50 ms": 5000, "pod_startup p99 ms": 12000},
 		},
 		{
 			name:           "perc99Threshold overrides threshold",
-			startParams:    Params{"threshold": "20s", "perc99Threshold": "11s"},
-			wantItems:      []string{"pod_startup p99 11.2s > 11s (all pods, 12 pods)", "pod_startup p99 11.2s > 11s (stateless, 10 pods)"},
+			startParams:    Params{"threshold": "20s", "perc99Threshold": "10s"},
+			wantItems:      []string{"pod_startup p99 10.7s > 10s (all pods, 12 pods)", "pod_startup p99 10.7s > 10s (stateless, 10 pods)"},
 			wantVerdicts:   [3]Verdict{Violated, Violated, Pass},
-			wantThresholds: map[string]float64{"pod_startup p99 ms": 11000},
+			wantThresholds: map[string]float64{"pod_startup p99 ms": 10000},
 		},
 		{
+			// p90: all 9.7s, stateless 9.7s, stateful 4.45s.
 			name:           "perc90Threshold given at gather",
 			startParams:    Params{"threshold": "12s"},
-			gatherParams:   Params{"perc90Threshold": "10s"},
-			wantItems:      []string{"pod_startup p90 10.2s > 10s (all pods, 12 pods)", "pod_startup p90 10.2s > 10s (stateless, 10 pods)"},
+			gatherParams:   Params{"perc90Threshold": "9s"},
+			wantItems:      []string{"pod_startup p90 9.7s > 9s (all pods, 12 pods)", "pod_startup p90 9.7s > 9s (stateless, 10 pods)"},
 			wantVerdicts:   [3]Verdict{Violated, Violated, Pass},
-			wantThresholds: map[string]float64{"pod_startup p90 ms": 10000, "pod_startup p99 ms": 12000},
+			wantThresholds: map[string]float64{"pod_startup p90 ms": 9000, "pod_startup p99 ms": 12000},
 		},
 		{
 			name:        "stateful pods are judged as well",
 			startParams: Params{"threshold": "20s", "perc99Threshold": "3s"},
 			wantItems: []string{
-				"pod_startup p99 11.2s > 3s (all pods, 12 pods)",
-				"pod_startup p99 11.2s > 3s (stateless, 10 pods)",
-				"pod_startup p99 3.5s > 3s (stateful, 2 pods)",
+				"pod_startup p99 10.7s > 3s (all pods, 12 pods)",
+				"pod_startup p99 10.7s > 3s (stateless, 10 pods)",
+				"pod_startup p99 4.45s > 3s (stateful, 2 pods)",
 			},
 			wantVerdicts:   [3]Verdict{Violated, Violated, Violated},
 			wantThresholds: map[string]float64{"pod_startup p99 ms": 3000},
@@ -275,26 +338,113 @@ func checkPodStartupSummaries(t *testing.T, summaries []Summary, verdicts [3]Ver
 		t.Fatalf("%d slowest pods, want the 12 measured", len(lines))
 	}
 	at := func(d time.Duration) time.Time { return trackerT0.Add(d) }
+	ms := time.Millisecond
+	// The slowest pod, stateless-10: every stamp seen within its second.
 	wantFirst := slowestPodLine{
 		Namespace: trackerTestNS, Name: "stateless-10", Node: "node-1", Stateless: true,
-		Created: at(0), Scheduled: at(time.Second), ScheduledBy: "condition",
-		Running: at(11 * time.Second), Watched: at(11200 * time.Millisecond),
+		Created: at(500 * ms), Scheduled: at(1100 * ms), ScheduledBy: "condition",
+		Running: at(11200 * ms), Watched: at(11200 * ms),
 		TransitionsMs: map[string]float64{
-			"create_to_schedule": 1000, "schedule_to_run": 10000, "run_to_watch": 200,
-			"schedule_to_watch": 10200, "create_to_run": 11000, "pod_startup": 11200,
+			"create_to_schedule": 600, "schedule_to_run": 10100, "run_to_watch": 0,
+			"schedule_to_watch": 10100, "create_to_run": 10700, "pod_startup": 10700,
 		},
 	}
 	if !reflect.DeepEqual(lines[0], wantFirst) {
 		t.Errorf("slowest pod\n got %+v\nwant %+v", lines[0], wantFirst)
 	}
+	// stateful-01, its start seen after the second of its stamp: running
+	// is that second's last millisecond.
+	wantStateful := slowestPodLine{
+		Namespace: trackerTestNS, Name: "stateful-01", Node: "node-1", Stateless: false,
+		Created: at(1050 * ms), Scheduled: at(2200 * ms), ScheduledBy: "condition",
+		Running: at(4999 * ms), Watched: at(5500 * ms),
+		TransitionsMs: map[string]float64{
+			"create_to_schedule": 1150, "schedule_to_run": 2799, "run_to_watch": 501,
+			"schedule_to_watch": 3300, "create_to_run": 3949, "pod_startup": 4450,
+		},
+	}
+	if !reflect.DeepEqual(lines[7], wantStateful) {
+		t.Errorf("8th slowest pod\n got %+v\nwant %+v", lines[7], wantStateful)
+	}
 	var order []string
 	for _, l := range lines {
 		order = append(order, l.Name)
 	}
+	// pod_startup: stateless-i 1000i+700, stateful 4450 (ties by name).
 	wantOrder := []string{"stateless-10", "stateless-09", "stateless-08", "stateless-07", "stateless-06", "stateless-05",
-		"stateless-04", "stateless-03", "stateful-01", "stateful-02", "stateless-02", "stateless-01"}
+		"stateless-04", "stateful-01", "stateful-02", "stateless-03", "stateless-02", "stateless-01"}
 	if !reflect.DeepEqual(order, wantOrder) {
 		t.Errorf("slowest pods order %v, want %v", order, wantOrder)
+	}
+}
+
+// TestPodStartupLatencyRefinedStamps shows what narrowing the stamps with
+// the tracker's sightings buys: a pod bound at 10:00:01 (stamp), seen bound
+// at 10:00:01.900, whose containers started at 10:00:03 (stamp), seen
+// running at 10:00:03.950, started in 3950-1900 = 2050 ms. The stamps alone
+// say 3000-1000 = 2000 ms, and the same 2050 ms start 50 ms later (bound at
+// :01.950, started at :04.000, stamped :01 and :04) would say 3000 ms.
+func TestPodStartupLatencyRefinedStamps(t *testing.T) {
+	at := func(d time.Duration) time.Time { return trackerT0.Add(d) }
+	ms := time.Millisecond
+	env, client, clock := newTrackerTestEnv()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := &podStartupLatency{identifier: "PSL"}
+	if _, err := m.Execute(ctx, env, Params{"action": "start", "namespace": trackerTestNS}); err != nil {
+		t.Fatal(err)
+	}
+	pod := trackerTestPod("p", at(0), false)
+	steps := []struct {
+		seen   time.Duration
+		update func()
+		done   func(podTimes) bool
+	}{
+		// Created at 10:00:00 (stamp), seen at 10:00:00.500.
+		{500 * ms, func() { trackerCreatePod(t, client, pod) }, func(p podTimes) bool { return !p.Created.IsZero() }},
+		{1900 * ms, func() {
+			trackerSchedulePod(pod, at(time.Second))
+			trackerUpdatePod(t, client, pod)
+		}, func(p podTimes) bool { return !p.Scheduled.IsZero() }},
+		{3950 * ms, func() {
+			trackerRunPod(pod, at(3*time.Second), at(3*time.Second))
+			trackerUpdatePod(t, client, pod)
+		}, func(p podTimes) bool { return !p.Watched.IsZero() }},
+	}
+	for _, s := range steps {
+		clock.Set(at(s.seen))
+		s.update()
+		waitTracked(t, m.tracker, fmt.Sprintf("the update seen at +%s", s.seen), func(pods map[string]podTimes, _ int) bool { return s.done(pods["p"]) })
+	}
+	summaries, err := m.Execute(ctx, env, Params{"action": "gather"})
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	if len(summaries) != 3 || summaries[0].Verdict != Pass {
+		t.Fatalf("summaries %+v", summaries)
+	}
+	// created 0.5s, scheduled 1.9s, running = watched 3.95s (from T0).
+	want := map[string]float64{
+		"create_to_schedule": 1400, "schedule_to_run": 2050, "run_to_watch": 0,
+		"schedule_to_watch": 2050, "create_to_run": 3450, "pod_startup": 3450,
+	}
+	got := map[string]float64{}
+	for _, it := range summaries[0].PerfData.DataItems {
+		if it.Data["Perc50"] != it.Data["Perc99"] {
+			t.Errorf("%s: one pod, yet p50 %v != p99 %v", it.Labels["Metric"], it.Data["Perc50"], it.Data["Perc99"])
+		}
+		got[it.Labels["Metric"]] = it.Data["Perc50"]
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("transitions\n got %v\nwant %v", got, want)
+	}
+	var lines []slowestPodLine
+	if err := json.Unmarshal(summaries[0].Files["PodStartupLatency_PSL_slowest_pods.json"], &lines); err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 1 || lines[0].TransitionsMs["schedule_to_run"] != 2050 ||
+		!lines[0].Scheduled.Equal(at(1900*ms)) || !lines[0].Running.Equal(at(3950*ms)) {
+		t.Fatalf("slowest pods %+v, want schedule_to_run 2050 from 10:00:01.900 to 10:00:03.950", lines)
 	}
 }
 

@@ -75,22 +75,17 @@ func (s watchSelector) matchesLabels(l map[string]string) bool {
 	return s.labels == nil || s.labels.Matches(labels.Set(l))
 }
 
-// String describes the selector for error messages.
+// String names the selection in logs and "not measured" reasons.
 func (s watchSelector) String() string {
-	var parts []string
+	ns := "(all)"
 	if s.Namespace != "" {
-		parts = append(parts, "namespace "+s.Namespace)
+		ns = s.Namespace
 	}
-	if s.LabelSelector != "" {
-		parts = append(parts, fmt.Sprintf("labels %q", s.LabelSelector))
-	}
+	out := fmt.Sprintf("namespace=%s labelSelector=%q", ns, s.LabelSelector)
 	if s.FieldSelector != "" {
-		parts = append(parts, fmt.Sprintf("fields %q", s.FieldSelector))
+		out += fmt.Sprintf(" fieldSelector=%q", s.FieldSelector)
 	}
-	if len(parts) == 0 {
-		return "all"
-	}
-	return strings.Join(parts, ", ")
+	return out
 }
 
 // newSelectedListWatch returns a ListerWatcher of one resource that applies

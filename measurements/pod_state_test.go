@@ -147,8 +147,8 @@ func TestParseWatchSelector(t *testing.T) {
 		wantErr string
 		want    string
 	}{
-		{Params{}, "", "all"},
-		{Params{"labelSelector": "group = load", "namespace": "ns"}, "", `namespace ns, labels "group = load"`},
+		{Params{}, "", `namespace=(all) labelSelector=""`},
+		{Params{"labelSelector": "group = load", "namespace": "ns"}, "", `namespace=ns labelSelector="group = load"`},
 		{Params{"labelSelector": "a in ("}, "param labelSelector", ""},
 		{Params{"fieldSelector": "a=b=c=="}, "param fieldSelector", ""},
 		{Params{"labelSelector": 5}, "param labelSelector", ""},

@@ -10,8 +10,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -23,58 +21,6 @@ import (
 // action that cannot list the pods within it fails rather than measure from
 // a partial view.
 const podTrackerSyncTimeout = time.Minute
-
-// trackerSelector says which pods a tracker follows, from the params
-// namespace (empty: every namespace), labelSelector and fieldSelector, as
-// clusterloader2's pod measurements take them.
-type trackerSelector struct {
-	Namespace     string
-	LabelSelector string
-	FieldSelector string
-}
-
-// parseTrackerSelector reads and checks the selector params, so that a typo
-// fails the start action instead of silently matching nothing.
-func parseTrackerSelector(params Params) (trackerSelector, error) {
-	var s trackerSelector
-	var err error
-	if s.Namespace, err = params.String("namespace", ""); err != nil {
-		return s, err
-	}
-	if s.LabelSelector, err = params.String("labelSelector", ""); err != nil {
-		return s, err
-	}
-	if s.FieldSelector, err = params.String("fieldSelector", ""); err != nil {
-		return s, err
-	}
-	if _, err := labels.Parse(s.LabelSelector); err != nil {
-		return s, fmt.Errorf("param labelSelector: %q: %w", s.LabelSelector, err)
-	}
-	if _, err := fields.ParseSelector(s.FieldSelector); err != nil {
-		return s, fmt.Errorf("param fieldSelector: %q: %w", s.FieldSelector, err)
-	}
-	return s, nil
-}
-
-// String names the selection in logs and "not measured" reasons.
-func (s trackerSelector) String() string {
-	ns := "(all)"
-	if s.Namespace != "" {
-		ns = s.Namespace
-	}
-	out := fmt.Sprintf("namespace=%s labelSelector=%q", ns, s.LabelSelector)
-	if s.FieldSelector != "" {
-		out += fmt.Sprintf(" fieldSelector=%q", s.FieldSelector)
-	}
-	return out
-}
-
-// apply puts the selectors on a list or watch request, so the apiserver
-// filters and the tracker never holds pods it does not measure.
-func (s trackerSelector) apply(opts *metav1.ListOptions) {
-	opts.LabelSelector = s.LabelSelector
-	opts.FieldSelector = s.FieldSelector
-}
 
 // Schedule time sources of a podTimes.
 const (
@@ -98,15 +44,17 @@ type podTimes struct {
 	// Stateless: every volume is emptyDir, configMap, secret, downwardAPI or
 	// projected; the pod startup SLO covers only such pods.
 	Stateless bool
-	// Created is the creationTimestamp (apiserver clock, whole seconds).
+	// Created, Scheduled and Running are the API's whole-second stamps
+	// narrowed by when the tracker saw them (refineStamp).
+	//
+	// Created is the creationTimestamp (apiserver clock).
 	Created time.Time
 	// Scheduled is when the pod was bound to its node; ScheduledBy says
 	// from which source (scheduledByCondition, scheduledByObservation).
 	Scheduled   time.Time
 	ScheduledBy string
 	// Running is the latest state.running.startedAt of the pod's containers
-	// when it was first seen with all of them running (kubelet clock, whole
-	// seconds).
+	// when it was first seen with all of them running (kubelet clock).
 	Running time.Time
 	// Watched is the local clock when the tracker first saw the pod Running
 	// with all its containers running: the end of the pod startup SLI,
@@ -145,7 +93,7 @@ type podKey struct {
 // or ctx ends, and returns once the first list is in. ctx must be the run's
 // context: the tracker outlives the start action that made it. what names
 // the measurement in logs.
-func startPodTracker(ctx context.Context, env *Env, what string, sel trackerSelector) (*podTracker, error) {
+func startPodTracker(ctx context.Context, env *Env, what string, sel watchSelector) (*podTracker, error) {
 	if env == nil || env.Client == nil {
 		return nil, fmt.Errorf("%s: no client for the cluster", what)
 	}
@@ -273,7 +221,7 @@ func (t *podTracker) observe(obj any, added bool) {
 			Namespace: pod.Namespace,
 			Name:      pod.Name,
 			Stateless: podIsStateless(pod),
-			Created:   pod.CreationTimestamp.Time,
+			Created:   refineStamp(pod.CreationTimestamp.Time, at),
 		}
 		t.pods[key] = rec
 	}
@@ -282,16 +230,35 @@ func (t *podTracker) observe(obj any, added bool) {
 	}
 	if rec.ScheduledBy != scheduledByCondition {
 		if c := podScheduledCondition(pod); c != nil && !c.LastTransitionTime.IsZero() {
-			rec.Scheduled, rec.ScheduledBy = c.LastTransitionTime.Time, scheduledByCondition
+			rec.Scheduled, rec.ScheduledBy = refineStamp(c.LastTransitionTime.Time, at), scheduledByCondition
 		} else if rec.Scheduled.IsZero() && pod.Spec.NodeName != "" {
 			rec.Scheduled, rec.ScheduledBy = at, scheduledByObservation
 		}
 	}
 	if rec.Watched.IsZero() {
 		if started, ok := podContainersStarted(pod); ok {
-			rec.Running, rec.Watched = started, at
+			rec.Running, rec.Watched = refineStamp(started, at), at
 		}
 	}
+}
+
+// refineStamp narrows a time the API stores in whole seconds (creation,
+// PodScheduled, container startedAt: metav1.Time drops the fraction) with
+// the local time the tracker first saw it. The event happened within the
+// second after the stamp, and not after it was seen, so the latest time
+// both allow is the estimate: the sighting when it falls in that second
+// (a watch delivers within milliseconds), else the end of the second.
+// Without this, two stamps of one pod carry up to a second of rounding each
+// and a 2 s start reads as 2 s or 3 s by chance. A sighting before the
+// stamp (clocks apart) leaves the stamp as it is.
+func refineStamp(stamp, seen time.Time) time.Time {
+	if stamp.IsZero() || seen.Before(stamp) {
+		return stamp
+	}
+	if end := stamp.Add(time.Second - time.Millisecond); seen.After(end) {
+		return end
+	}
+	return seen
 }
 
 // forget marks a deleted pod. Its record stays: a pod that was scheduled

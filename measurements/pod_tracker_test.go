@@ -137,51 +137,86 @@ func waitTracked(t *testing.T, tr *podTracker, what string, cond func(pods map[s
 }
 
 // TestPodStartupTrackerPhases follows pods through the tracker: which
-// times it records, from where, and which pods it ignores.
+// times it records, from where, how it narrows the API's whole-second
+// stamps with its own sightings (refineStamp), and which pods it ignores.
+//
+// The informer reads the clock when it delivers an update, not when the
+// test writes it, so every clock move waits for the tracker to have seen
+// the update before it.
 func TestPodStartupTrackerPhases(t *testing.T) {
-	old := trackerTestPod("old", trackerT0.Add(-10*time.Second), false)
+	at := func(d time.Duration) time.Time { return trackerT0.Add(d) }
+	ms := time.Millisecond
+	old := trackerTestPod("old", at(-10*time.Second), false)
 	env, client, clock := newTrackerTestEnv(old)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tr, err := startPodTracker(ctx, env, "test", trackerSelector{Namespace: trackerTestNS})
+	tr, err := startPodTracker(ctx, env, "test", watchSelector{Namespace: trackerTestNS})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tr.stop()
 
-	// bound: a scheduler binding (condition time); direct: created with
-	// nodeName and no PodScheduled time, so the tracker's own sight of the
-	// node counts; partial: Running with one container still waiting.
-	bound := trackerTestPod("bound", trackerT0, false)
-	direct := trackerTestPod("direct", trackerT0.Add(time.Second), true)
-	partial := trackerTestPod("partial", trackerT0, false)
-	for _, p := range []*v1.Pod{bound, direct, partial} {
-		trackerCreatePod(t, client, p)
-	}
-	waitTracked(t, tr, "three new pods", func(pods map[string]podTimes, ignored int) bool { return len(pods) == 3 && ignored == 1 })
+	// bound: a scheduler binding (condition time), every stamp seen within
+	// its second; direct: created with nodeName and no PodScheduled time,
+	// so the tracker's own sight of the node counts, and its start is seen
+	// late; partial: Running with one container still waiting, its
+	// PodScheduled stamp ahead of the local clock.
+	bound := trackerTestPod("bound", at(0), false)
+	direct := trackerTestPod("direct", at(time.Second), true)
+	partial := trackerTestPod("partial", at(0), false)
 
-	clock.Set(trackerT0.Add(3 * time.Second))
+	// Created, stamped T0, seen at T0+450ms (50ms after the start).
+	clock.Set(at(450 * ms))
+	trackerCreatePod(t, client, bound)
+	trackerCreatePod(t, client, partial)
+	waitTracked(t, tr, "bound and partial", func(pods map[string]podTimes, ignored int) bool { return len(pods) == 2 && ignored == 1 })
+	// Created, stamped T0+1s, seen at T0+1.3s.
+	clock.Set(at(1300 * ms))
+	trackerCreatePod(t, client, direct)
+	waitTracked(t, tr, "direct", func(pods map[string]podTimes, _ int) bool { return len(pods) == 3 })
+
+	// The apiserver's clock runs ahead of the local one: the PodScheduled
+	// stamp T0+2s is seen at T0+1.7s, before it, and stays as stamped.
+	clock.Set(at(1700 * ms))
+	trackerSchedulePod(partial, at(2*time.Second))
+	trackerUpdatePod(t, client, partial)
+	waitTracked(t, tr, "partial bound", func(pods map[string]podTimes, _ int) bool { return !pods["partial"].Scheduled.IsZero() })
+
+	// Bound at T0+2s (stamp), seen 30ms into that second.
+	clock.Set(at(2030 * ms))
+	trackerSchedulePod(bound, at(2*time.Second))
+	trackerUpdatePod(t, client, bound)
+	waitTracked(t, tr, "bound bound", func(pods map[string]podTimes, _ int) bool { return !pods["bound"].Scheduled.IsZero() })
+
+	// No stamp to refine: the sighting of nodeName is the schedule time.
+	clock.Set(at(3 * time.Second))
 	direct.Spec.NodeName = "node-2"
 	trackerUpdatePod(t, client, direct)
 	waitTracked(t, tr, "direct bound", func(pods map[string]podTimes, _ int) bool { return !pods["direct"].Scheduled.IsZero() })
 
-	clock.Set(trackerT0.Add(5 * time.Second))
-	trackerSchedulePod(bound, trackerT0.Add(2*time.Second))
-	trackerRunPod(bound, trackerT0.Add(3*time.Second), trackerT0.Add(4*time.Second))
-	trackerRunPod(direct, trackerT0.Add(4*time.Second), trackerT0.Add(4*time.Second))
-	trackerSchedulePod(partial, trackerT0.Add(time.Second))
-	trackerRunPod(partial, trackerT0.Add(3*time.Second))
+	// Containers started at T0+3s and T0+4s (stamps), all running seen at
+	// T0+4.08s: the latest start is taken as T0+4.08s.
+	clock.Set(at(4080 * ms))
+	trackerRunPod(bound, at(3*time.Second), at(4*time.Second))
+	trackerUpdatePod(t, client, bound)
+	waitTracked(t, tr, "bound running", func(pods map[string]podTimes, _ int) bool { return !pods["bound"].Watched.IsZero() })
+
+	// Containers started at T0+4s, seen only at T0+5.2s, after that
+	// second: the start is taken as its last millisecond, T0+4.999s.
+	// partial runs one container of two; old, from before the start, runs.
+	clock.Set(at(5200 * ms))
+	trackerRunPod(partial, at(3*time.Second))
 	old.Spec.NodeName = "node-1"
-	trackerRunPod(old, trackerT0, trackerT0)
-	for _, p := range []*v1.Pod{bound, direct, partial, old} {
+	trackerRunPod(old, at(0), at(0))
+	trackerRunPod(direct, at(4*time.Second), at(4*time.Second))
+	for _, p := range []*v1.Pod{partial, old, direct} {
 		trackerUpdatePod(t, client, p)
 	}
-	waitTracked(t, tr, "bound and direct running", func(pods map[string]podTimes, _ int) bool {
-		return !pods["bound"].Watched.IsZero() && !pods["direct"].Watched.IsZero() && !pods["partial"].Scheduled.IsZero()
-	})
+	waitTracked(t, tr, "direct running", func(pods map[string]podTimes, _ int) bool { return !pods["direct"].Watched.IsZero() })
+
 	// A later update must not move a recorded time.
-	clock.Set(trackerT0.Add(9 * time.Second))
-	trackerRunPod(bound, trackerT0.Add(7*time.Second), trackerT0.Add(8*time.Second))
+	clock.Set(at(9 * time.Second))
+	trackerRunPod(bound, at(7*time.Second), at(8*time.Second))
 	trackerUpdatePod(t, client, bound)
 	if err := client.CoreV1().Pods(trackerTestNS).Delete(ctx, "partial", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -194,19 +229,18 @@ func TestPodStartupTrackerPhases(t *testing.T) {
 	for _, p := range pods {
 		got[p.Name] = p
 	}
-	at := func(d time.Duration) time.Time { return trackerT0.Add(d) }
 	for _, tc := range []struct {
 		name string
 		want podTimes
 	}{
 		{"bound", podTimes{Namespace: trackerTestNS, Name: "bound", Node: "node-1", Stateless: true,
-			Created: at(0), Scheduled: at(2 * time.Second), ScheduledBy: scheduledByCondition,
-			Running: at(4 * time.Second), Watched: at(5 * time.Second)}},
+			Created: at(450 * ms), Scheduled: at(2030 * ms), ScheduledBy: scheduledByCondition,
+			Running: at(4080 * ms), Watched: at(4080 * ms)}},
 		{"direct", podTimes{Namespace: trackerTestNS, Name: "direct", Node: "node-2", Stateless: false,
-			Created: at(time.Second), Scheduled: at(3 * time.Second), ScheduledBy: scheduledByObservation,
-			Running: at(4 * time.Second), Watched: at(5 * time.Second)}},
+			Created: at(1300 * ms), Scheduled: at(3 * time.Second), ScheduledBy: scheduledByObservation,
+			Running: at(4999 * ms), Watched: at(5200 * ms)}},
 		{"partial", podTimes{Namespace: trackerTestNS, Name: "partial", Node: "node-1", Stateless: true,
-			Created: at(0), Scheduled: at(time.Second), ScheduledBy: scheduledByCondition, Deleted: true}},
+			Created: at(450 * ms), Scheduled: at(2 * time.Second), ScheduledBy: scheduledByCondition, Deleted: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if g := got[tc.name]; g != tc.want {
@@ -219,10 +253,37 @@ func TestPodStartupTrackerPhases(t *testing.T) {
 	}
 }
 
+// TestRefineStamp checks the estimate of a whole-second stamp from the
+// local time it was first seen.
+func TestRefineStamp(t *testing.T) {
+	stamp := trackerT0.Add(time.Second) // 10:00:01
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name        string
+		stamp, seen time.Time
+		want        time.Time
+	}{
+		{"seen inside the second: the sighting", stamp, stamp.Add(250 * ms), stamp.Add(250 * ms)},
+		{"seen exactly at the stamp", stamp, stamp, stamp},
+		{"seen at the second's last millisecond", stamp, stamp.Add(999 * ms), stamp.Add(999 * ms)},
+		{"seen within the last millisecond: clamped", stamp, stamp.Add(999*ms + 500*time.Microsecond), stamp.Add(999 * ms)},
+		{"seen at the next second: clamped to stamp+999ms", stamp, stamp.Add(time.Second), stamp.Add(999 * ms)},
+		{"seen long after: clamped to stamp+999ms", stamp, stamp.Add(5 * time.Second), stamp.Add(999 * ms)},
+		{"seen before the stamp (clock skew): the stamp", stamp, stamp.Add(-300 * ms), stamp},
+		{"zero stamp stays zero", time.Time{}, stamp, time.Time{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := refineStamp(tc.stamp, tc.seen); !got.Equal(tc.want) {
+				t.Fatalf("refineStamp(%v, %v) = %v, want %v", tc.stamp, tc.seen, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestPodStartupTrackerStopsWithContext(t *testing.T) {
 	env, _, _ := newTrackerTestEnv()
 	ctx, cancel := context.WithCancel(context.Background())
-	tr, err := startPodTracker(ctx, env, "test", trackerSelector{})
+	tr, err := startPodTracker(ctx, env, "test", watchSelector{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +297,7 @@ func TestPodStartupTrackerStopsWithContext(t *testing.T) {
 		t.Fatal("the informer outlived its context")
 	}
 	tr.stop() // after the context ended, stop returns at once
-	if _, err := startPodTracker(context.Background(), &Env{}, "test", trackerSelector{}); err == nil {
+	if _, err := startPodTracker(context.Background(), &Env{}, "test", watchSelector{}); err == nil {
 		t.Fatal("a tracker without a client must fail")
 	}
 }
@@ -245,7 +306,7 @@ func TestPodStartupTrackerStopsWithContext(t *testing.T) {
 // selectors reach the apiserver on the list and on the watch.
 func TestPodStartupTrackerSelectors(t *testing.T) {
 	env, client, _ := newTrackerTestEnv()
-	sel := trackerSelector{Namespace: trackerTestNS, LabelSelector: "group=test", FieldSelector: "spec.schedulerName=default-scheduler"}
+	sel := watchSelector{Namespace: trackerTestNS, LabelSelector: "group=test", FieldSelector: "spec.schedulerName=default-scheduler"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	tr, err := startPodTracker(ctx, env, "test", sel)
@@ -280,7 +341,7 @@ func TestPodStartupTrackerSelectors(t *testing.T) {
 	if got, want := sel.String(), `namespace=ns-1 labelSelector="group=test" fieldSelector="spec.schedulerName=default-scheduler"`; got != want {
 		t.Fatalf("String: %s, want %s", got, want)
 	}
-	if got, want := (trackerSelector{}).String(), `namespace=(all) labelSelector=""`; got != want {
+	if got, want := (watchSelector{}).String(), `namespace=(all) labelSelector=""`; got != want {
 		t.Fatalf("String: %s, want %s", got, want)
 	}
 }
@@ -351,7 +412,7 @@ func TestPodStartupTrackerSelectorParams(t *testing.T) {
 		{Params{"namespace": 3}, "param namespace"},
 	} {
 		t.Run(fmt.Sprint(tc.params), func(t *testing.T) {
-			_, err := parseTrackerSelector(tc.params)
+			_, err := parseWatchSelector(tc.params)
 			if (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("err %v, want %q", err, tc.wantErr)
 			}

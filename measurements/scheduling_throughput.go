@@ -38,7 +38,7 @@ const (
 // Windows run from the first scheduled pod to the last one; an idle window
 // between them is kept, as the scheduler was idle then.
 type schedulingThroughput struct {
-	sel       trackerSelector
+	sel       watchSelector
 	interval  time.Duration
 	threshold float64
 	tracker   *podTracker
@@ -102,7 +102,7 @@ func (m *schedulingThroughput) start(ctx context.Context, env *Env, params Param
 		klog.InfoS("SchedulingThroughput already started; this start is ignored", "selector", m.sel.String())
 		return nil
 	}
-	sel, err := parseTrackerSelector(params)
+	sel, err := parseWatchSelector(params)
 	if err != nil {
 		return err
 	}

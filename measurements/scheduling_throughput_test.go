@@ -18,10 +18,15 @@ import (
 // entry of scheduledAt (offsets from T0) and schedules it then, adds a pod
 // that is never scheduled and one created before the start and scheduled
 // long before the others (both must not count), and gathers.
+//
+// Each binding is seen 20ms into the second of its PodScheduled stamp, so
+// the tracker takes stamp+20ms as its schedule time (refineStamp). The
+// offset is the same for every pod: the windows, which start at the first
+// pod, then hold the pods of the stamps' whole seconds.
 func runSchedulingScenario(t *testing.T, startParams, gatherParams Params, scheduledAt []time.Duration) ([]Summary, error) {
 	t.Helper()
 	old := trackerTestPod("old", trackerT0.Add(-time.Hour), false)
-	env, client, _ := newTrackerTestEnv(old)
+	env, client, clock := newTrackerTestEnv(old)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	m := &schedulingThroughput{}
@@ -41,9 +46,15 @@ func runSchedulingScenario(t *testing.T, startParams, gatherParams Params, sched
 		trackerCreatePod(t, client, pod)
 		pods = append(pods, pod)
 	}
+	waitTracked(t, m.tracker, "every pod created", func(seen map[string]podTimes, _ int) bool { return len(seen) == len(scheduledAt)+1 })
+	// The informer reads the clock when it delivers an update: each clock
+	// move waits for the previous binding to be seen.
 	for i, pod := range pods {
+		clock.Set(trackerT0.Add(scheduledAt[i] + 20*time.Millisecond))
 		trackerSchedulePod(pod, trackerT0.Add(scheduledAt[i]))
 		trackerUpdatePod(t, client, pod)
+		name := pod.Name
+		waitTracked(t, m.tracker, name+" scheduled", func(seen map[string]podTimes, _ int) bool { return !seen[name].Scheduled.IsZero() })
 	}
 	waitTracked(t, m.tracker, "every pod scheduled", func(seen map[string]podTimes, _ int) bool {
 		n := 0

@@ -48,7 +48,7 @@ func TestWaitForRunningPods(t *testing.T) {
 			name:    "more running than desired is not done",
 			objects: []runtime.Object{running("p1"), running("p2")},
 			params:  Params{"desiredPodCount": 1, "timeout": "300ms"},
-			wantErr: []string{"1 pods (labels \"group=latency\") not running after 300ms: 2/1 pods running"},
+			wantErr: []string{"1 pods (namespace=(all) labelSelector=\"group=latency\") not running after 300ms: 2/1 pods running"},
 		},
 		{
 			name:    "timeout names the pods that do not run",
@@ -164,7 +164,7 @@ func TestWaitForNodes(t *testing.T) {
 			name:    "cordoned and tainted nodes do not count",
 			objects: []runtime.Object{wtNode("n1", true), wtNode("n2", true, cordoned), wtNode("n3", true, tainted)},
 			params:  Params{"minDesiredNodeCount": 2, "maxDesiredNodeCount": 3, "timeout": "300ms"},
-			wantErr: []string{"1 ready nodes (labels \"pool=hollow\") after 300ms, want between 2 and 3", "not ready or not schedulable: n2; n3"},
+			wantErr: []string{"1 ready nodes (namespace=(all) labelSelector=\"pool=hollow\") after 300ms, want between 2 and 3", "not ready or not schedulable: n2; n3"},
 		},
 		{
 			name:    "too many is out of range",

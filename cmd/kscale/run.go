@@ -44,7 +44,7 @@ func newValidateCommand() *cobra.Command {
 
 func newRunCommand() *cobra.Command {
 	var o runner.Options
-	var observe []string
+	var observe, fleets []string
 	cmd := &cobra.Command{
 		Use:   "run --testconfig CONFIG --kubeconfig FILE",
 		Short: "Run a test config against the cluster the kubeconfig points at",
@@ -60,6 +60,13 @@ func newRunCommand() *cobra.Command {
 					return usageError{err}
 				}
 				o.Components = append(o.Components, c)
+			}
+			for _, raw := range fleets {
+				f, err := runner.ParseFleet(raw)
+				if err != nil {
+					return usageError{err}
+				}
+				o.Fleets = append(o.Fleets, f)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -82,6 +89,7 @@ func newRunCommand() *cobra.Command {
 	fs.Float32Var(&o.QPS, "kube-api-qps", 0, "client QPS (default client-go's)")
 	fs.IntVar(&o.Burst, "kube-api-burst", 0, "client burst")
 	fs.StringVar(&o.ClusterDir, "cluster-dir", "", "local cluster folder whose processes the measurements observe (default: the kubeconfig's folder, when kscale cluster up made it)")
+	fs.StringArrayVar(&fleets, "fleet", nil, "endpoint of a hollow-node fleet in the cluster, e.g. http://127.0.0.1:10269 (repeatable): its usage is reported and chaosMonkey fails its nodes")
 	fs.StringArrayVar(&observe, "observe", nil, "another process whose usage ResourceUsageSummary reports, NAME=METRICS_URL (repeatable; a fleet: fleet-1=http://127.0.0.1:10269/metrics)")
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", "", "Prometheus server scraping the cluster; API latency is then read from it")
 	return cmd

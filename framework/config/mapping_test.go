@@ -92,7 +92,7 @@ func TestBuildMapping(t *testing.T) {
 		{
 			name:    "bad override files reported together",
 			opts:    Options{Overrides: []string{f("list.yaml"), f("missing.yaml"), f("broken.yaml")}},
-			wantErr: []string{"list.yaml:1:1: an overrides file must be a mapping", "missing.yaml: cannot read overrides file", "broken.yaml:1: invalid YAML: did not find expected node content"},
+			wantErr: []string{"list.yaml:1:1: an overrides file must be a mapping", "missing.yaml: cannot read overrides file", "broken.yaml:1:4: invalid YAML: did not find expected node content"},
 		},
 	}
 	for _, tc := range tests {

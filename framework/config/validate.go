@@ -55,8 +55,13 @@ func (c *compiler) validate(cfg *Config, stepPaths []string) {
 		if d.Name == "" {
 			c.errAt(p+".name", "required")
 		}
-		if d.Method == "" {
+		switch {
+		case d.Method == "":
 			c.errAt(p+".method", "required")
+		default:
+			// Never ignored silently: a run without the dependency a config
+			// asks for would measure something else.
+			c.errAt(p+".method", "dependency method %q is not supported by kscale (it has no dependency methods yet): set it up before the run and remove the entry", d.Method)
 		}
 		if d.Timeout < 0 {
 			c.errAt(p+".timeout", "must not be negative")

@@ -154,6 +154,13 @@ func TestValidationErrors(t *testing.T) {
 			},
 		},
 		{
+			name:  "dependency methods are refused by name",
+			files: map[string]string{"config.yaml": "name: d\ndependencies:\n- name: prom\n  method: InstallPrometheus\n" + tuning + "steps:\n- measurements: [{method: Sleep, identifier: s}]\n"},
+			want: []string{
+				`config.yaml:4:11: dependencies[0].method: dependency method "InstallPrometheus" is not supported by kscale (it has no dependency methods yet): set it up before the run and remove the entry`,
+			},
+		},
+		{
 			name:  "template execution error",
 			files: map[string]string{"config.yaml": "name: v\n{{$x := DefaultParam .CL2_X 1}}\nsteps: {{.Steps}}\n"},
 			want:  []string{`config.yaml:3:10: at <.Steps>: map has no entry for key "Steps"`},
@@ -166,7 +173,8 @@ func TestValidationErrors(t *testing.T) {
 		{
 			name:  "YAML syntax error",
 			files: map[string]string{"config.yaml": "name: v\nsteps:\n- a: b\n c: d\n"},
-			want:  []string{"config.yaml:3: invalid YAML: did not find expected key"},
+			// yaml.v3 names line 3; the mistake is the indentation of line 4.
+			want: []string{"config.yaml:4:2: invalid YAML: did not find expected key"},
 		},
 		{
 			name:  "empty config",

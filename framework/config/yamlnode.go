@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	goccy "github.com/goccy/go-yaml"
+	goccyparser "github.com/goccy/go-yaml/parser"
 	"gopkg.in/yaml.v3"
 )
 
@@ -45,7 +47,10 @@ func parseYAML(src *source) (doc *yaml.Node, e *Error) {
 	return &first, nil
 }
 
-// yamlError turns "yaml: line 5: msg" into a positioned Error.
+// yamlError turns "yaml: line 5: msg" into a positioned Error. yaml.v3
+// gives only a line, and for some errors the line before the mistake, so
+// the position comes from a second parser (goccy/go-yaml) that reports the
+// offending token's line and column, when it finds the same file broken.
 func yamlError(src *source, err error) *Error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	e := &Error{File: src.label(), Msg: "invalid YAML: " + msg}
@@ -56,7 +61,27 @@ func yamlError(src *source, err error) *Error {
 			}
 		}
 	}
+	if line, col, ok := syntaxErrorPosition(src.rendered); ok {
+		e.Line, e.Col = line, col
+	}
 	return e
+}
+
+// syntaxErrorPosition is where goccy/go-yaml finds the syntax error in
+// text, if it finds one.
+func syntaxErrorPosition(text []byte) (line, col int, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false // third-party code fed user input: never crash on it
+		}
+	}()
+	_, err := goccyparser.ParseBytes(text, 0)
+	var perr goccy.Error
+	if err == nil || !errors.As(err, &perr) || perr.GetToken() == nil || perr.GetToken().Position == nil {
+		return 0, 0, false
+	}
+	pos := perr.GetToken().Position
+	return pos.Line, pos.Column, pos.Line > 0
 }
 
 // safeDecode is yaml.Node.Decode with its panics turned into errors.

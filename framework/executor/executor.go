@@ -46,6 +46,9 @@ type Options struct {
 	KeepNamespaces bool
 	// Backoff overrides the retry backoff of object writes (tests).
 	Backoff *wait.Backoff
+	// NodeFailer carries out the config's chaosMonkey.nodeFailure; a config
+	// with one needs it.
+	NodeFailer NodeFailer
 }
 
 // Result is what a run did, step by step.
@@ -133,6 +136,9 @@ func New(compiled *config.Compiled, opts Options) (*Executor, error) {
 		return nil, err
 	}
 	cfg := compiled.Config
+	if cfg.ChaosMonkey.NodeFailure != nil && opts.NodeFailer == nil {
+		return nil, ErrNoNodeFailer
+	}
 	e := &Executor{
 		compiled:   compiled,
 		opts:       opts,
@@ -168,6 +174,10 @@ func (e *Executor) Run(ctx context.Context) *Result {
 	res := &Result{}
 	setupErr := e.setUp(ctx)
 	stopped := setupErr != nil
+	stopChaos := func() {}
+	if cfg.ChaosMonkey.NodeFailure != nil && !stopped {
+		stopChaos = e.startChaosMonkey(ctx)
+	}
 	for i, step := range cfg.Steps {
 		sr := StepResult{Index: i, Name: step.Name}
 		if stopped || ctx.Err() != nil {
@@ -190,6 +200,8 @@ func (e *Executor) Run(ctx context.Context) *Result {
 		}
 		res.Steps = append(res.Steps, sr)
 	}
+	// The monkey stops with the steps; its nodes are back before cleanup.
+	stopChaos()
 	// Cleanup outlives a cancelled run, bounded by the config's timeout.
 	cleanupCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Namespace.DeleteNamespaceTimeout.Std()+time.Minute)
 	defer cancel()

@@ -68,7 +68,7 @@ func newEnv(o Options, cfg *rest.Config, client kubernetes.Interface, components
 	return &measurements.Env{
 		Client:          client,
 		Config:          cfg,
-		Components:      append(components, o.Components...),
+		Components:      append(append(components, o.Components...), fleetComponents(o.Fleets)...),
 		PrometheusURL:   o.PrometheusURL,
 		ReportDir:       o.ReportDir,
 		TestName:        testName,

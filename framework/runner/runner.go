@@ -47,9 +47,12 @@ type Options struct {
 	// PrometheusURL is a Prometheus server that scrapes the cluster, for
 	// the API latency SLI where the apiservers cannot be scraped directly.
 	PrometheusURL string
-	// Components are more processes to observe (the hollow-node fleets a
-	// suite started).
+	// Components are more processes to observe.
 	Components []measurements.Component
+	// Fleets are the endpoints of the hollow-node fleets in the cluster:
+	// their usage is reported and the config's chaosMonkey fails their
+	// nodes.
+	Fleets []string
 	// Progress receives the progress lines of long waits; nil is quiet.
 	Progress io.Writer
 }
@@ -133,6 +136,9 @@ func Run(ctx context.Context, o Options, warn io.Writer) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.Config.ChaosMonkey.NodeFailure != nil && len(o.Fleets) == 0 {
+		return nil, &InputError{fmt.Errorf("%s: %w", o.TestConfig, executor.ErrNoNodeFailer)}
+	}
 	reportUnsupported(c, warn)
 	clients := o.ClientsNumber
 	if clients <= 0 {
@@ -164,10 +170,14 @@ func Run(ctx context.Context, o Options, warn io.Writer) (*Result, error) {
 	for _, u := range c.Unsupported {
 		unsupported[u.Method] = true
 	}
-	e, err := executor.New(c, executor.Options{
+	opts := executor.Options{
 		RunID: runID, Client: client, Dynamic: dyns, Mapper: mapper, KeepNamespaces: o.KeepNamespaces,
 		Measurements: &measurementRunner{manager: manager, unsupported: unsupported},
-	})
+	}
+	if len(o.Fleets) > 0 {
+		opts.NodeFailer = newFleetFailer(o.Fleets)
+	}
+	e, err := executor.New(c, opts)
 	if err != nil {
 		return nil, err
 	}

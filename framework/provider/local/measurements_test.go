@@ -31,10 +31,17 @@ func runMeasurementsConfig(t *testing.T, prefix, pods, startDelay string) (resul
 	return r, reports
 }
 
-// perfData reads the one PerfData file of a summary in the report folder.
+// perfData reads the one PerfData file of a summary of testdata/measurements
+// in the report folder.
 func perfData(t *testing.T, reports, summary string) *metrics.PerfData {
 	t.Helper()
-	matches, err := filepath.Glob(filepath.Join(reports, summary+"_measurements-it_*.json"))
+	return perfDataOf(t, reports, summary, "measurements-it")
+}
+
+// perfDataOf reads the one PerfData file of a summary of the named test.
+func perfDataOf(t *testing.T, reports, summary, test string) *metrics.PerfData {
+	t.Helper()
+	matches, err := filepath.Glob(filepath.Join(reports, summary+"_"+test+"_*.json"))
 	if err != nil || len(matches) != 1 {
 		entries, _ := os.ReadDir(reports)
 		var names []string
@@ -148,7 +155,9 @@ func TestAPIResponsivenessAndSchedulingThroughput(t *testing.T) {
 	env := &measurements.Env{Client: c.Client, Config: c.Config, Progress: testWriter{t}}
 	m := measurements.NewManager(env)
 	start := map[string]any{"action": "start", "labelSelector": "app=throughput"}
-	if err := m.Execute(ctx, "APIResponsivenessPrometheus", "api", map[string]any{"action": "start"}); err != nil {
+	// Whether 2 cores keep every call within its SLO during the burst is
+	// not this test's question: violations are listed, not failed.
+	if err := m.Execute(ctx, "APIResponsivenessPrometheus", "api", map[string]any{"action": "start", "enableViolations": false}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Execute(ctx, "SchedulingThroughput", "st", start); err != nil {
@@ -175,7 +184,7 @@ func TestAPIResponsivenessAndSchedulingThroughput(t *testing.T) {
 	if err := m.Execute(ctx, "SchedulingThroughput", "st", map[string]any{"action": "gather"}); err != nil {
 		t.Fatalf("SchedulingThroughput: %v", err)
 	}
-	if err := m.Execute(ctx, "APIResponsivenessPrometheus", "api", map[string]any{"action": "gather"}); err != nil {
+	if err := m.Execute(ctx, "APIResponsivenessPrometheus", "api", map[string]any{"action": "gather", "enableViolations": false}); err != nil {
 		t.Fatalf("APIResponsivenessPrometheus: %v", err)
 	}
 	for _, s := range m.Summaries() {
