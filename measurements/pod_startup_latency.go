@@ -110,22 +110,25 @@ func podStartupDuration(params Params, key string, def time.Duration) (time.Dura
 // split as clusterloader2 splits it (all pods, stateless, stateful).
 //
 // Where each time comes from, and its precision:
-//   - create: metadata.creationTimestamp (apiserver clock, whole seconds);
+//   - create: metadata.creationTimestamp (apiserver clock);
 //   - schedule: the PodScheduled=True condition's lastTransitionTime, which
-//     the apiserver stamps when it stores the scheduler's binding (whole
-//     seconds); clusterloader2 reads the scheduler's Scheduled event
-//     instead, whose time is finer but which expires with the events' TTL
-//     and costs a large LIST at gather. A pod without that time gets the
-//     local time its nodeName was first seen;
+//     the apiserver stamps when it stores the scheduler's binding;
+//     clusterloader2 reads the scheduler's Scheduled event instead, whose
+//     time is finer but which expires with the events' TTL and costs a
+//     large LIST at gather. A pod without that time gets the local time its
+//     nodeName was first seen;
 //   - run: the latest state.running.startedAt of the pod's containers
-//     (kubelet clock, whole seconds);
+//     (kubelet clock);
 //   - watch: the local clock (Env.Now) when the informer first delivered
 //     the pod Running with every container running.
 //
-// So pod_startup reads up to 1s high (creationTimestamp is truncated) and
-// the transitions between two whole-second stamps are ±1s; differences
-// between clocks show in run_to_watch, which is kept as measured, negative
-// or not, so that skew stays visible.
+// The API keeps the first three in whole seconds; each is narrowed to the
+// moment the informer saw it when that falls within its second
+// (refineStamp), so transitions are good to the watch's delivery delay
+// instead of ±1s. run_to_watch is therefore 0 unless the status reached the
+// watch more than a second after the container started — which is what it
+// is for. Clock skew between this machine and the apiserver or kubelet
+// leaves the stamps as they are.
 type podStartupLatency struct {
 	identifier string
 	sel        watchSelector

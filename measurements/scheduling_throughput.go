@@ -62,10 +62,11 @@ func (m *schedulingThroughput) Execute(ctx context.Context, env *Env, params Par
 // carry over.
 //
 // Windows shorter than a second, or not a whole number of seconds, are
-// refused: lastTransitionTime travels in whole seconds, so every pod of a
-// second lands on that second's start. A 500ms window would alternate
-// between all of a second's pods and none, and a 1.5s window between one
-// and two seconds' worth; either reports rates the scheduler never had.
+// refused: lastTransitionTime travels in whole seconds, and only a binding
+// the watch delivered within that second gets a finer time (refineStamp);
+// the others pile up at the end of their second. A 500ms window would then
+// alternate between a second's late pods and none, and a 1.5s window between
+// one and two seconds' worth; either reports rates the scheduler never had.
 func schedulingInterval(params Params, def time.Duration) (time.Duration, error) {
 	key := "measurementInterval"
 	if _, ok := params[key]; !ok {

@@ -282,7 +282,13 @@ func Summary(res *Result, out io.Writer) bool {
 				fmt.Fprintf(out, "          %s (%s): %v\n", m.Identifier, m.Method, m.Err)
 			}
 		}
+	nextError:
 		for _, err := range s.Errors {
+			for _, m := range s.Measurements {
+				if m.Err != nil && errors.Is(err, m.Err) {
+					continue nextError // printed with its measurement above
+				}
+			}
 			fmt.Fprintf(out, "          error: %v\n", err)
 		}
 	}
