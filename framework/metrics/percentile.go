@@ -44,3 +44,23 @@ func NearestRankPercentiles(samples []float64) Percentiles {
 func (p Percentiles) Data() map[string]float64 {
 	return map[string]float64{"Perc50": p.Perc50, "Perc90": p.Perc90, "Perc99": p.Perc99}
 }
+
+// CDF returns the empirical distribution of samples as at most n points
+// (x = a sample, y = the fraction of samples at or below it), evenly
+// spaced in rank and always ending at the largest sample, for plotting.
+func CDF(samples []float64, n int) []Point {
+	if len(samples) == 0 || n <= 0 {
+		return nil
+	}
+	sorted := append([]float64(nil), samples...)
+	sort.Float64s(sorted)
+	step := max(1, len(sorted)/n)
+	var out []Point
+	for i := step - 1; i < len(sorted); i += step {
+		out = append(out, Point{X: sorted[i], Y: float64(i+1) / float64(len(sorted))})
+	}
+	if last := len(sorted) - 1; out[len(out)-1].Y != 1 {
+		out = append(out, Point{X: sorted[last], Y: 1})
+	}
+	return out
+}

@@ -45,3 +45,29 @@ func seq(n int) []float64 {
 	}
 	return out
 }
+
+func TestCDF(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		samples []float64
+		n       int
+		want    []Point
+	}{
+		{"every sample when they are few", []float64{3, 1, 2}, 10, []Point{{1, 1.0 / 3}, {2, 2.0 / 3}, {3, 1}}},
+		{"every second of ten for five points", seq(10), 5, []Point{{2, 0.2}, {4, 0.4}, {6, 0.6}, {8, 0.8}, {10, 1}}},
+		{"the largest sample always ends it", seq(7), 3, []Point{{2, 2.0 / 7}, {4, 4.0 / 7}, {6, 6.0 / 7}, {7, 1}}},
+		{"nothing for no samples", nil, 5, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := CDF(tc.samples, tc.n)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if got[i].X != tc.want[i].X || math.Abs(got[i].Y-tc.want[i].Y) > 1e-12 {
+					t.Fatalf("got %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}

@@ -55,6 +55,9 @@ type Options struct {
 	Fleets []string
 	// Progress receives the progress lines of long waits; nil is quiet.
 	Progress io.Writer
+	// Provider names how the cluster was provisioned, for the report
+	// (local, kubemark, existing); empty for a cluster given as is.
+	Provider string
 }
 
 // Result is what a run did and measured.
@@ -63,6 +66,8 @@ type Result struct {
 	// Summaries are every measurement's summaries with their verdicts,
 	// "not measured" ones included.
 	Summaries []measurements.Summary
+	// Report is the run as summary.json tells it, with the run's verdict.
+	Report *report.Run
 	// Files are the report files written.
 	Files []string
 }
@@ -183,9 +188,10 @@ func Run(ctx context.Context, o Options, warn io.Writer) (*Result, error) {
 	}
 	started := time.Now()
 	res := &Result{Result: e.Run(ctx), Summaries: manager.Summaries()}
+	res.Report = newRunReport(o, c, restCfg, client, started, res)
+	res.Report.Incomplete = ctx.Err() != nil
 	if o.ReportDir != "" {
-		res.Files, err = report.WriteSummaries(o.ReportDir, c.Config.Name, started, res.Summaries)
-		if err != nil {
+		if res.Files, err = writeReports(o.ReportDir, res.Report, res.Summaries, started); err != nil {
 			return res, fmt.Errorf("writing the reports: %w", err)
 		}
 	}
@@ -305,5 +311,10 @@ func Summary(res *Result, out io.Writer) bool {
 			fmt.Fprintf(out, "    %s\n", v)
 		}
 	}
-	return !res.Failed() && res.CleanupError == nil
+	verdict := strings.ToUpper(string(res.Report.Verdict))
+	if res.Report.Incomplete {
+		verdict += " (incomplete: the run was interrupted)"
+	}
+	fmt.Fprintf(out, "verdict: %s\n", verdict)
+	return res.Report.Verdict == report.RunPass && !res.Report.Incomplete
 }

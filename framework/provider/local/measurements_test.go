@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/measurements"
 )
 
@@ -117,6 +119,10 @@ func TestPodStartupLatencyWithStartDelay(t *testing.T) {
 			t.Errorf("the run's summary does not name %s", line)
 		}
 	}
+	run := readReport(t, reports)
+	if run.Verdict != report.RunPass || run.Cluster.Version != "v1.37.2" || len(run.Steps) != 4 {
+		t.Errorf("summary.json: verdict %s, cluster %+v, %d steps", run.Verdict, run.Cluster, len(run.Steps))
+	}
 	for _, line := range strings.Split(r.stdout, "\n") {
 		// The run has no stateful pods, so their split alone is empty.
 		if strings.Contains(line, "VIOLATED") || strings.Contains(line, "NOT MEASURED") && !strings.HasPrefix(line, "StatefulPodStartupLatency") {
@@ -140,6 +146,43 @@ func TestPodStartupLatencyViolated(t *testing.T) {
 	if p99 := dataItem(t, psl, map[string]string{"Metric": "pod_startup"}).Data["Perc99"]; p99 <= 5000 {
 		t.Errorf("pod_startup p99 = %v ms, want above 5000", p99)
 	}
+	if run := readReport(t, reports); run.Verdict != report.RunViolated {
+		t.Errorf("summary.json verdict %s, want violated", run.Verdict)
+	}
+	junit, err := os.ReadFile(filepath.Join(reports, report.JUnitFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(junit), `<testcase name="measurements-it: [measurement] PodStartupLatency_PodStartupLatency"`) ||
+		!strings.Contains(string(junit), `type="SLOViolated"`) {
+		t.Errorf("junit.xml does not name the violated measurement:\n%s", junit)
+	}
+}
+
+// readReport reads summary.json and checks that junit.xml parses.
+func readReport(t *testing.T, reports string) *report.Run {
+	t.Helper()
+	run, err := report.ReadRun(reports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	junit, err := os.ReadFile(filepath.Join(reports, report.JUnitFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suites struct {
+		Suites []struct {
+			Tests int `xml:"tests,attr"`
+			Cases []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(junit, &suites); err != nil || len(suites.Suites) != 1 || suites.Suites[0].Tests != len(suites.Suites[0].Cases) ||
+		suites.Suites[0].Tests != len(run.Steps)+len(run.Measurements) {
+		t.Fatalf("junit.xml: %v %+v", err, suites)
+	}
+	return run
 }
 
 // TestAPIResponsivenessAndSchedulingThroughput measures on the shared

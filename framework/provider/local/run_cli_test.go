@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kscale/kscale/framework/report"
+	"github.com/kscale/kscale/measurements"
 )
 
 // TestKscaleValidate: the compiled config or every error with its place,
@@ -83,4 +86,33 @@ func TestKscaleRun(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(reports, "generatedConfig_executor-it.yaml")); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestKscaleCompare: two runs' summaries compared from the command line;
+// exit 1 when a gated measure regressed beyond the tolerance, 0 within it,
+// 2 for a folder without a summary.
+func TestKscaleCompare(t *testing.T) {
+	dirs := make([]string, 2)
+	for i, p99 := range []float64{2000, 2600} {
+		dirs[i] = t.TempDir()
+		run := &report.Run{Version: report.SummaryVersion, Config: "density", Verdict: report.RunPass, Measurements: []report.Measurement{{
+			Name: "PodStartupLatency_PodStartupLatency", Verdict: measurements.Pass,
+			Headline: map[string]float64{"pod_startup p99 ms": p99}, Thresholds: map[string]float64{"pod_startup p99 ms": 5000},
+		}}}
+		if _, err := report.WriteRun(dirs[i], run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := filepath.Join(t.TempDir(), "compare.html")
+	r := runBinary(t, "kscale", nil, "compare", dirs[0], dirs[1], "--html", page)
+	if r.code != 1 || !strings.Contains(r.stdout, "+30.0%") || !strings.Contains(r.stdout, "REGRESSED") {
+		t.Errorf("a 30 %% regression at 10 %% tolerance: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), `class="regressed"`) {
+		t.Errorf("compare.html: %v", err)
+	}
+	if r := runBinary(t, "kscale", nil, "compare", dirs[0], dirs[1], "--tolerance", "50"); r.code != 0 {
+		t.Errorf("within 50 %%: exit %d\n%s", r.code, r.stderr)
+	}
+	assertBadInput(t, runBinary(t, "kscale", nil, "compare", dirs[0], t.TempDir()), "summary.json")
 }

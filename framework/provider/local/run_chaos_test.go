@@ -15,7 +15,9 @@ import (
 // heartbeats, the node lifecycle controller marks them NotReady
 // (NodeHealthTracker counts at least one round of ceil(2 % of 203) = 5),
 // and every node is Ready again after the run. Without --fleet the run
-// refuses to start (exit 2).
+// refuses to start (exit 2). Its file sorts after the fleet tests so that
+// the shared fleet is started by them, after the apiserver restart test:
+// they count the fleet's lease renewal errors since it started.
 func TestChaosMonkeyFailsFleetNodes(t *testing.T) {
 	c, f := sharedFleet(t)
 	_, morph := sharedCluster(t)

@@ -1,0 +1,138 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kscale/kscale/measurements"
+)
+
+// JUnitFile is the JUnit report in a run's report folder, what CI systems
+// show as test results.
+const JUnitFile = "junit.xml"
+
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Time      float64     `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      float64       `xml:"time,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// JUnit renders the run as JUnit XML: one test case per step, named as
+// clusterloader2 names them ("density: [step: 01] Starting measurements"),
+// then one per measurement summary ("density: [measurement]
+// PodStartupLatency_PodStartupLatency"). A failed step or a violated or
+// failed measurement is a failure whose message names every violating
+// item; a measurement that could not measure is skipped with its reason; a
+// step that never ran is skipped.
+func JUnit(r *Run) ([]byte, error) {
+	suite := junitSuite{
+		Name:      "kscale " + r.Config,
+		Time:      r.DurationSeconds,
+		Timestamp: r.Started.UTC().Format("2006-01-02T15:04:05"),
+	}
+	for _, s := range r.Steps {
+		c := junitCase{
+			Name:      fmt.Sprintf("%s: [step: %02d] %s", r.Config, s.Index+1, s.Name),
+			Classname: "kscale." + r.Config,
+			Time:      s.DurationSeconds,
+		}
+		switch s.Status {
+		case StepFailed:
+			c.Failure = &junitMessage{Message: firstLine(s.Errors), Type: "StepFailed", Text: strings.Join(s.Errors, "\n")}
+		case StepSkipped:
+			reason := "not run: an earlier step failed critically or the run was interrupted"
+			if len(s.Errors) > 0 {
+				reason = firstLine(s.Errors)
+			}
+			c.Skipped = &junitMessage{Message: reason}
+		}
+		suite.add(c)
+	}
+	for _, m := range r.Measurements {
+		c := junitCase{
+			Name:      fmt.Sprintf("%s: [measurement] %s", r.Config, m.Name),
+			Classname: "kscale." + r.Config + ".measurements",
+		}
+		switch m.Verdict {
+		case measurements.Violated:
+			c.Failure = &junitMessage{
+				Message: fmt.Sprintf("%s violated by %d item(s): %s", m.Name, len(m.Violations), strings.Join(m.Violations, "; ")),
+				Type:    "SLOViolated", Text: strings.Join(m.Violations, "\n"),
+			}
+		case measurements.Failed:
+			c.Failure = &junitMessage{Message: m.Name + " failed: " + m.Reason, Type: "MeasurementFailed", Text: m.Reason}
+		case measurements.NotMeasured:
+			c.Skipped = &junitMessage{Message: "not measured: " + m.Reason}
+		}
+		suite.add(c)
+	}
+	if r.CleanupError != "" {
+		suite.add(junitCase{
+			Name: r.Config + ": [cleanup]", Classname: "kscale." + r.Config,
+			Failure: &junitMessage{Message: r.CleanupError, Type: "CleanupFailed"},
+		})
+	}
+	out, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{suite}}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", JUnitFile, err)
+	}
+	return append([]byte(xml.Header), append(out, '\n')...), nil
+}
+
+func (s *junitSuite) add(c junitCase) {
+	s.Tests++
+	switch {
+	case c.Failure != nil:
+		s.Failures++
+	case c.Skipped != nil:
+		s.Skipped++
+	}
+	s.Cases = append(s.Cases, c)
+}
+
+func firstLine(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return lines[0]
+}
+
+// WriteJUnit writes junit.xml into dir.
+func WriteJUnit(dir string, r *Run) (string, error) {
+	data, err := JUnit(r)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, JUnitFile)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	return path, nil
+}

@@ -1,0 +1,75 @@
+package runner
+
+import (
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/kscale/kscale/framework/config"
+	"github.com/kscale/kscale/framework/report"
+	"github.com/kscale/kscale/measurements"
+)
+
+// newRunReport tells the run as summary.json does, and judges it.
+func newRunReport(o Options, c *config.Compiled, cfg *rest.Config, client kubernetes.Interface, started time.Time, res *Result) *report.Run {
+	finished := time.Now()
+	r := &report.Run{
+		Version:         report.SummaryVersion,
+		Config:          c.Config.Name,
+		ConfigFile:      o.TestConfig,
+		Parameters:      c.Mapping,
+		Cluster:         report.Cluster{Nodes: o.Nodes, Provider: o.Provider, Server: cfg.Host},
+		Started:         started,
+		Finished:        finished,
+		DurationSeconds: finished.Sub(started).Seconds(),
+	}
+	if v, err := client.Discovery().ServerVersion(); err == nil {
+		r.Cluster.Version = v.GitVersion
+	} else {
+		klog.V(1).InfoS("Could not read the server version for the report", "err", err)
+	}
+	for _, s := range res.Steps {
+		step := report.Step{Index: s.Index, Name: s.Name, Status: report.StepOK, DurationSeconds: s.Duration.Seconds()}
+		for _, err := range s.Errors {
+			step.Errors = append(step.Errors, err.Error())
+		}
+		switch {
+		case s.Skipped:
+			step.Status = report.StepSkipped
+		case len(s.Errors) > 0:
+			step.Status = report.StepFailed
+		}
+		r.Steps = append(r.Steps, step)
+	}
+	for _, s := range res.Summaries {
+		file := ""
+		if s.PerfData != nil {
+			file = report.PerfDataFileName(&s, c.Config.Name, started)
+		}
+		r.Measurements = append(r.Measurements, report.FromSummary(s, file))
+	}
+	if res.CleanupError != nil {
+		r.CleanupError = res.CleanupError.Error()
+	}
+	r.Judge()
+	return r
+}
+
+// writeReports writes every report of the run into dir: the PerfData of
+// each summary, summary.json and junit.xml.
+func writeReports(dir string, r *report.Run, summaries []measurements.Summary, started time.Time) ([]string, error) {
+	files, err := report.WriteSummaries(dir, r.Config, started, summaries)
+	if err != nil {
+		return files, err
+	}
+	for _, write := range []func(string, *report.Run) (string, error){report.WriteRun, report.WriteJUnit} {
+		path, err := write(dir, r)
+		if err != nil {
+			return files, err
+		}
+		files = append(files, path)
+	}
+	return files, nil
+}
