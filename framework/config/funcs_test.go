@@ -118,8 +118,8 @@ func TestTemplateFunctions(t *testing.T) {
 		{"IncludeEmbedFile slash path", `{{IncludeEmbedFile "sub/usetop.yaml"}}`, "from top", ""},
 		{"IncludeEmbedFile error position", `{{IncludeEmbedFile "sub/missingkey.yml"}}`, "", `sub/missingkey.yml:1:3: at <.Nope>: map has no entry for key "Nope"`},
 		{"IncludeEmbedFile cycle", `{{IncludeEmbedFile "self.yaml"}}`, "", "include cycle: self.yaml -> self.yaml"},
-		{"parse error", "a\n{{AddInt 1", "", "t.yaml:2: unclosed action"},
-		{"unknown function", `{{Nope 1}}`, "", `t.yaml:1: function "Nope" not defined`},
+		{"parse error", "a\n  {{AddInt 1", "", "t.yaml:2:3: unclosed action"},
+		{"unknown function", `x: {{Nope 1}}`, "", `t.yaml:1:4: function "Nope" not defined`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -255,7 +255,23 @@ func templateError(src *source, err error) *Error {
 	rest = strings.TrimPrefix(rest, ": ")
 	rest = strings.TrimPrefix(rest, fmt.Sprintf("executing %q ", src.disp))
 	e.Msg = rest
+	if e.Col == 0 {
+		e.Col = firstActionColumn(src.text, e.Line)
+	}
 	return e
+}
+
+// firstActionColumn is where the first action ("{{") of a template line
+// starts, counted from 1, or 0 when the line has none. Go's template
+// parser reports a line but no column for a parse error (an unclosed
+// {{if}}, an unknown function); the action that opens on that line is
+// where to look.
+func firstActionColumn(text []byte, line int) int {
+	lines := bytes.Split(text, []byte("\n"))
+	if line < 1 || line > len(lines) {
+		return 0
+	}
+	return bytes.Index(lines[line-1], []byte("{{")) + 1
 }
 
 func leadingInt(s string) (int, string) {

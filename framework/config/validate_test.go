@@ -168,7 +168,7 @@ func TestValidationErrors(t *testing.T) {
 		{
 			name:  "template parse error",
 			files: map[string]string{"config.yaml": "name: v\n\n{{if}}\n"},
-			want:  []string{"config.yaml:3: missing value for if"},
+			want:  []string{"config.yaml:3:1: missing value for if"},
 		},
 		{
 			name:  "YAML syntax error",
