@@ -23,7 +23,9 @@ import (
 // node lifecycle controller sees them go NotReady as it would a crashed
 // kubelet.
 type NodeFailer interface {
-	Fail(ctx context.Context, nodes []string) error
+	// Fail stops the nodes and returns those it stopped, also when it
+	// could not stop them all: the monkey recovers exactly those.
+	Fail(ctx context.Context, nodes []string) ([]string, error)
 	Recover(ctx context.Context, nodes []string) error
 }
 
@@ -107,7 +109,9 @@ func (c *chaosMonkey) failSome(ctx context.Context) error {
 	c.mu.Lock()
 	var candidates []string
 	for _, n := range list.Items {
-		if !c.down[n.Name] && !slices.Contains(c.excluded, n.Name) && !controlPlane(&n) {
+		// A node that is not Ready (its fleet gone, or failing already)
+		// has nothing left to lose.
+		if !c.down[n.Name] && !slices.Contains(c.excluded, n.Name) && !controlPlane(&n) && nodeReady(&n) {
 			candidates = append(candidates, n.Name)
 		}
 	}
@@ -121,10 +125,15 @@ func (c *chaosMonkey) failSome(ctx context.Context) error {
 		return nil
 	}
 	klog.InfoS("Chaos monkey: failing nodes", "count", len(picked), "downtime", c.cfg.SimulatedDowntime.Std())
-	if err := c.failer.Fail(ctx, picked); err != nil {
-		c.release(picked)
+	failed, err := c.failer.Fail(ctx, picked)
+	c.release(slices.DeleteFunc(slices.Clone(picked), func(n string) bool { return slices.Contains(failed, n) }))
+	if len(failed) == 0 {
 		return err
 	}
+	if err != nil {
+		klog.ErrorS(err, "Chaos monkey: some nodes could not be failed", "failed", len(failed), "picked", len(picked))
+	}
+	picked = failed
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -151,6 +160,16 @@ func (c *chaosMonkey) release(nodes []string) {
 	for _, n := range nodes {
 		delete(c.down, n)
 	}
+}
+
+// nodeReady says whether the node's Ready condition is True.
+func nodeReady(n *v1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // controlPlane says whether a node runs the control plane, which the

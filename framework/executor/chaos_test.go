@@ -20,23 +20,33 @@ import (
 
 // recordingFailer keeps which nodes are down and every call made.
 type recordingFailer struct {
+	// unknown is a node the failer cannot fail.
+	unknown  string
 	mu       sync.Mutex
 	down     map[string]bool
 	fails    [][]string
 	problems []string
 }
 
-func (r *recordingFailer) Fail(_ context.Context, nodes []string) error {
+func (r *recordingFailer) Fail(_ context.Context, nodes []string) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var failed []string
 	for _, n := range nodes {
+		if n == r.unknown {
+			continue // a node no fleet runs: the others still fail
+		}
 		if r.down[n] {
 			r.problems = append(r.problems, "failed twice: "+n)
 		}
 		r.down[n] = true
+		failed = append(failed, n)
 	}
 	r.fails = append(r.fails, nodes)
-	return nil
+	if len(failed) < len(nodes) {
+		return failed, errors.New("node " + r.unknown + " is in none of the fleets")
+	}
+	return failed, nil
 }
 
 func (r *recordingFailer) Recover(_ context.Context, nodes []string) error {
@@ -53,14 +63,21 @@ func (r *recordingFailer) Recover(_ context.Context, nodes []string) error {
 
 func TestChaosMonkeyFailsAndRecoversNodes(t *testing.T) {
 	var objs []runtime.Object
-	for i := range 10 {
+	for i := range 12 {
 		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%d", i)}}
-		if i == 9 {
+		ready := v1.ConditionTrue
+		switch i {
+		case 9:
 			n.Labels = map[string]string{"node-role.kubernetes.io/control-plane": ""}
+		case 10:
+			ready = v1.ConditionUnknown // its fleet is gone
 		}
+		n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: ready}}
 		objs = append(objs, n)
 	}
-	failer := &recordingFailer{down: map[string]bool{}}
+	// n11 is Ready but no fleet runs it: picking it must not leave the
+	// others of its batch failed for good.
+	failer := &recordingFailer{unknown: "n11", down: map[string]bool{}}
 	cm := config.ChaosMonkey{
 		NodeFailure: &config.NodeFailure{
 			FailureRate: 0.2, Interval: config.Duration(20 * time.Millisecond), JitterFactor: 0.5,
@@ -78,12 +95,12 @@ func TestChaosMonkeyFailsAndRecoversNodes(t *testing.T) {
 		t.Fatalf("only %d failures in 300 ms at a 20–30 ms interval", len(failer.fails))
 	}
 	for _, nodes := range failer.fails {
-		// ceil(0.2 × 10 nodes) = 2, fewer only when too few are up.
-		if len(nodes) > 2 || len(nodes) == 0 {
-			t.Errorf("failed %v, want 2 nodes at a time", nodes)
+		// ceil(0.2 × 12 nodes) = 3, fewer only when too few are up.
+		if len(nodes) > 3 || len(nodes) == 0 {
+			t.Errorf("failed %v, want 3 nodes at a time", nodes)
 		}
-		if slices.Contains(nodes, "n0") || slices.Contains(nodes, "n9") {
-			t.Errorf("failed %v: the excluded node and the control plane must be left alone", nodes)
+		if slices.Contains(nodes, "n0") || slices.Contains(nodes, "n9") || slices.Contains(nodes, "n10") {
+			t.Errorf("failed %v: the excluded node, the control plane and a NotReady node must be left alone", nodes)
 		}
 	}
 	if len(failer.problems) > 0 {

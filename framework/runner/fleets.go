@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -48,17 +49,19 @@ func newFleetFailer(fleets []string) *fleetFailer {
 	return &fleetFailer{fleets: fleets, client: http.DefaultClient, owner: map[string]string{}}
 }
 
-func (f *fleetFailer) Fail(ctx context.Context, nodes []string) error {
+func (f *fleetFailer) Fail(ctx context.Context, nodes []string) ([]string, error) {
 	return f.each(ctx, "/fail", nodes)
 }
 
 func (f *fleetFailer) Recover(ctx context.Context, nodes []string) error {
-	return f.each(ctx, "/recover", nodes)
+	_, err := f.each(ctx, "/recover", nodes)
+	return err
 }
 
 // each sends path for every node to its fleet: known owners in one request
-// per fleet, unknown nodes one by one until a fleet takes them.
-func (f *fleetFailer) each(ctx context.Context, path string, nodes []string) error {
+// per fleet, unknown nodes one by one until a fleet takes them. It returns
+// the nodes done, and goes on past a node no fleet runs.
+func (f *fleetFailer) each(ctx context.Context, path string, nodes []string) ([]string, error) {
 	byFleet := map[string][]string{}
 	var unknown []string
 	f.mu.Lock()
@@ -70,17 +73,23 @@ func (f *fleetFailer) each(ctx context.Context, path string, nodes []string) err
 		}
 	}
 	f.mu.Unlock()
+	var done []string
+	var errs []error
 	for fleet, names := range byFleet {
 		if _, err := f.post(ctx, fleet, path, names); err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
+		done = append(done, names...)
 	}
 	for _, n := range unknown {
 		taken := false
+		var askErr error
 		for _, fleet := range f.fleets {
 			ok, err := f.post(ctx, fleet, path, []string{n})
 			if err != nil {
-				return err
+				askErr = err
+				break
 			}
 			if ok {
 				f.mu.Lock()
@@ -90,11 +99,16 @@ func (f *fleetFailer) each(ctx context.Context, path string, nodes []string) err
 				break
 			}
 		}
-		if !taken {
-			return fmt.Errorf("node %s is in none of the fleets %v", n, f.fleets)
+		switch {
+		case taken:
+			done = append(done, n)
+		case askErr != nil:
+			errs = append(errs, askErr)
+		default:
+			errs = append(errs, fmt.Errorf("node %s is in none of the fleets %v", n, f.fleets))
 		}
 	}
-	return nil
+	return done, errors.Join(errs...)
 }
 
 // post asks one fleet; false (and no error) when the fleet does not run

@@ -44,8 +44,8 @@ func TestFleetFailerFindsEachNodesFleet(t *testing.T) {
 	defer srvB.Close()
 	f := newFleetFailer([]string{srvA.URL, srvB.URL})
 	ctx := context.Background()
-	if err := f.Fail(ctx, []string{"b-1", "a-0", "b-0"}); err != nil {
-		t.Fatal(err)
+	if done, err := f.Fail(ctx, []string{"b-1", "a-0", "b-0"}); err != nil || len(done) != 3 {
+		t.Fatal(done, err)
 	}
 	if !a.nodes["a-0"] || a.nodes["a-1"] || !b.nodes["b-0"] || !b.nodes["b-1"] {
 		t.Fatalf("failed: a %v, b %v", a.nodes, b.nodes)
@@ -61,9 +61,10 @@ func TestFleetFailerFindsEachNodesFleet(t *testing.T) {
 	if got := a.requests + b.requests - before; got != 2 {
 		t.Errorf("recovery took %d requests, want 2", got)
 	}
-	err := f.Fail(ctx, []string{"c-0"})
-	if err == nil || !strings.Contains(err.Error(), "node c-0 is in none of the fleets") {
-		t.Errorf("unknown node: %v", err)
+	// A node no fleet runs does not stop the others of its batch.
+	done, err := f.Fail(ctx, []string{"c-0", "a-1"})
+	if err == nil || !strings.Contains(err.Error(), "node c-0 is in none of the fleets") || !slices.Equal(done, []string{"a-1"}) || !a.nodes["a-1"] {
+		t.Errorf("unknown node: done %v, %v", done, err)
 	}
 }
 
