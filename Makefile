@@ -21,9 +21,9 @@ LDFLAGS := -s -w $(foreach p,$(VERSION_PKGS),-X '$(p).gitVersion=$(K8S_VERSION)'
 # Kubernetes tree (minutes on a cold cache), so `make vet-all` does that apart.
 # Integration packages start real clusters and run one at a time.
 HEAVY_PKGS       := /cmd/ /controlplane/components /kubemark/morph
-INTEGRATION_PKGS := ./framework/provider/local/...
+INTEGRATION_PKGS := ./framework/provider/local/... ./suites
 LIGHT_PKGS = $(shell $(GO) list ./... | grep -v $(foreach p,$(HEAVY_PKGS),-e $(p)))
-UNIT_PKGS  = $(shell $(GO) list ./... | grep -v $(foreach p,$(HEAVY_PKGS) /suites/ /framework/provider/local,-e $(p)))
+UNIT_PKGS  = $(shell $(GO) list ./... | grep -v $(foreach p,$(HEAVY_PKGS) /suites /framework/provider/local,-e $(p)))
 
 export KSCALE_BIN_DIR := $(BIN)
 
@@ -50,8 +50,9 @@ unit:
 integration: build
 	$(GO) test -count=1 -p 1 -timeout 40m $(INTEGRATION_PKGS)
 
-density: build ## the density job: local cluster, hollow nodes, load, verdict
-	$(GO) tool ginkgo -v ./suites/density -- --nodes=$${NODES:-10}
+# NODES=1000 make density for a bigger run; ARGS for more suite flags.
+density: build ## the density suite: local cluster, hollow-node fleets, the density config, SLO verdicts, reports
+	$(GO) tool ginkgo --timeout=24h ./suites/density -- --nodes=$${NODES:-100} $(ARGS)
 
 # make bench BENCH=FleetKubelet1000 runs one; all of them take about 1.5 h.
 BENCH ?= .

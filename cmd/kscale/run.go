@@ -85,6 +85,7 @@ func newRunCommand() *cobra.Command {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the test cluster (default $KUBECONFIG)")
 	fs.StringVar(&o.ReportDir, "report-dir", "", "folder for the generated config and reports")
 	fs.BoolVar(&o.KeepNamespaces, "keep-namespaces", false, "leave the run's namespaces in place at the end")
+	fs.BoolVar(&o.Force, "force", false, "start even when the cluster holds namespaces of another kscale run")
 	fs.IntVar(&o.ClientsNumber, "k8s-clients-number", 0, "client connections for object writes (default one per 100 nodes)")
 	fs.Float32Var(&o.QPS, "kube-api-qps", 0, "client QPS (default client-go's)")
 	fs.IntVar(&o.Burst, "kube-api-burst", 0, "client burst")

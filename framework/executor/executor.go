@@ -56,6 +56,9 @@ type Result struct {
 	Steps []StepResult
 	// CleanupError is set when the run's namespaces could not be removed.
 	CleanupError error
+	// Interrupted: the run's context ended before every step ran, or a
+	// step was never run (a Ginkgo run interrupted between specs).
+	Interrupted bool
 }
 
 // StepResult is one step's outcome.
@@ -121,6 +124,13 @@ type Executor struct {
 	// deleting objects without rendering them again.
 	versions map[schema.GroupKind]string
 	mu       sync.Mutex
+
+	// The run in progress, between Begin and Finish.
+	setupErr    error
+	stopped     bool
+	interrupted bool
+	stopChaos   func()
+	results     []*StepResult
 }
 
 // New prepares a run of compiled with opts.
@@ -170,40 +180,71 @@ func (e *Executor) objectClient() *objectClient {
 // ctx ends, no new action starts, actions in flight finish, the remaining
 // steps are skipped, and cleanup still runs.
 func (e *Executor) Run(ctx context.Context) *Result {
-	cfg := e.compiled.Config
-	res := &Result{}
-	setupErr := e.setUp(ctx)
-	stopped := setupErr != nil
-	stopChaos := func() {}
-	if cfg.ChaosMonkey.NodeFailure != nil && !stopped {
-		stopChaos = e.startChaosMonkey(ctx)
+	e.Begin(ctx)
+	for i := range e.compiled.Config.Steps {
+		e.Step(ctx, i)
 	}
-	for i, step := range cfg.Steps {
-		sr := StepResult{Index: i, Name: step.Name}
-		if stopped || ctx.Err() != nil {
-			sr.Skipped = true
-			if i == 0 && setupErr != nil {
-				sr.Errors = append(sr.Errors, setupErr)
-			}
-			res.Steps = append(res.Steps, sr)
-			continue
-		}
-		start := time.Now()
-		klog.InfoS("Step", "index", i, "name", step.Name)
-		e.runStep(ctx, step, &sr)
-		sr.Duration = time.Since(start)
-		for _, err := range sr.Errors {
-			var c *CriticalError
-			if errors.As(err, &c) {
-				stopped = true
-			}
-		}
-		res.Steps = append(res.Steps, sr)
+	return e.Finish(ctx)
+}
+
+// Begin sets up the run's namespaces and starts the chaos monkey, so that
+// Step can run the steps one at a time (a Ginkgo spec each). ctx is the
+// run's context: the chaos monkey lives until it ends or Finish.
+func (e *Executor) Begin(ctx context.Context) {
+	e.setupErr = e.setUp(ctx)
+	e.stopped = e.setupErr != nil
+	e.stopChaos = func() {}
+	if e.compiled.Config.ChaosMonkey.NodeFailure != nil && !e.stopped {
+		e.stopChaos = e.startChaosMonkey(ctx)
 	}
-	// The monkey stops with the steps; its nodes are back before cleanup.
-	stopChaos()
-	// Cleanup outlives a cancelled run, bounded by the config's timeout.
-	cleanupCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Namespace.DeleteNamespaceTimeout.Std()+time.Minute)
+	e.results = make([]*StepResult, len(e.compiled.Config.Steps))
+}
+
+// Step runs step i, after Begin and the steps before it. A step after a
+// critical error, or once ctx has ended, is skipped; ending ctx during a
+// step lets its actions in flight finish and skips the rest.
+func (e *Executor) Step(ctx context.Context, i int) StepResult {
+	step := e.compiled.Config.Steps[i]
+	sr := &StepResult{Index: i, Name: step.Name}
+	e.results[i] = sr
+	if e.stopped || ctx.Err() != nil {
+		sr.Skipped = true
+		e.interrupted = e.interrupted || ctx.Err() != nil
+		if i == 0 && e.setupErr != nil {
+			sr.Errors = append(sr.Errors, e.setupErr)
+		}
+		return *sr
+	}
+	start := time.Now()
+	klog.InfoS("Step", "index", i, "name", step.Name)
+	e.runStep(ctx, step, sr)
+	sr.Duration = time.Since(start)
+	e.interrupted = e.interrupted || ctx.Err() != nil
+	for _, err := range sr.Errors {
+		var c *CriticalError
+		if errors.As(err, &c) {
+			e.stopped = true
+		}
+	}
+	return *sr
+}
+
+// Finish stops the chaos monkey (its nodes recovered), deletes what the
+// run created and returns every step's result; steps Step never ran are
+// skipped, and the run is Interrupted. Cleanup outlives a cancelled ctx,
+// bounded by the config's namespace deletion timeout.
+func (e *Executor) Finish(ctx context.Context) *Result {
+	res := &Result{Interrupted: e.interrupted}
+	for i, step := range e.compiled.Config.Steps {
+		sr := e.results[i]
+		if sr == nil {
+			sr = &StepResult{Index: i, Name: step.Name, Skipped: true}
+			res.Interrupted = true
+		}
+		res.Steps = append(res.Steps, *sr)
+	}
+	e.stopChaos()
+	cleanupCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.compiled.Config.Namespace.DeleteNamespaceTimeout.Std()+time.Minute)
 	defer cancel()
 	res.CleanupError = e.cleanUp(cleanupCtx)
 	return res
@@ -268,7 +309,7 @@ func (e *Executor) runStep(ctx context.Context, step config.Step, sr *StepResult
 			}
 		}()
 	}
-	calls := measurementCalls(step.Measurements)
+	calls := MeasurementCalls(step.Measurements)
 	sr.Measurements = make([]MeasurementResult, len(calls))
 	for i, call := range calls {
 		wg.Add(1)
@@ -296,9 +337,9 @@ func (e *Executor) runMeasurement(ctx context.Context, call MeasurementCall) err
 	return e.opts.Measurements.Run(ctx, call)
 }
 
-// measurementCalls flattens entries with instances into one call per
+// MeasurementCalls flattens entries with instances into one call per
 // instance, instance params over the shared ones.
-func measurementCalls(entries []config.Measurement) []MeasurementCall {
+func MeasurementCalls(entries []config.Measurement) []MeasurementCall {
 	var out []MeasurementCall
 	for _, m := range entries {
 		if len(m.Instances) == 0 {

@@ -141,8 +141,8 @@ func TestCancellationStopsNewActionsAndStillCleansUp(t *testing.T) {
 	if creates >= 10 {
 		t.Fatalf("%d creates: the phase went on after the cancellation", creates)
 	}
-	if !res.Steps[1].Skipped || !res.Steps[2].Skipped {
-		t.Fatalf("steps after the cancellation ran: %+v", res.Steps)
+	if !res.Steps[1].Skipped || !res.Steps[2].Skipped || !res.Interrupted {
+		t.Fatalf("steps after the cancellation ran, or the run is not marked interrupted: %+v", res)
 	}
 	if ns, _ := client.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{}); len(ns.Items) != 0 {
 		t.Fatalf("cleanup did not run after the cancellation: %d namespaces left", len(ns.Items))
@@ -150,7 +150,7 @@ func TestCancellationStopsNewActionsAndStillCleansUp(t *testing.T) {
 }
 
 func TestMeasurementInstancesShareParams(t *testing.T) {
-	calls := measurementCalls([]config.Measurement{
+	calls := MeasurementCalls([]config.Measurement{
 		{Method: "Sleep", Identifier: "one", Params: map[string]any{"duration": "1s"}},
 		{Method: "PodStartupLatency", Params: map[string]any{"action": "start", "threshold": "5s"},
 			Instances: []config.MeasurementInstance{
@@ -191,5 +191,31 @@ func TestCleanupDeletesTheRunsObjectsOutsideItsNamespaces(t *testing.T) {
 	}
 	if strings.Join(names, ",") != "keep" {
 		t.Fatalf("left in the shared namespace: %v, want only the user's", names)
+	}
+}
+
+// A suite runs the steps one spec at a time; one interrupted between
+// specs finishes with the steps it never ran skipped.
+func TestStepsOneAtATime(t *testing.T) {
+	ctx := context.Background()
+	client, dyn, mapper := fakeClients()
+	compiled := compileTestConfig(t, "testdata/bundle/config.yaml", "CL2_NAMESPACES=1")
+	e, err := New(compiled, Options{RunID: "r1", Client: client, Dynamic: []dynamic.Interface{dyn}, Mapper: mapper})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Begin(ctx)
+	if sr := e.Step(ctx, 0); sr.Skipped || len(sr.Errors) > 0 {
+		t.Fatalf("step 0: %+v", sr)
+	}
+	if n := len(writes(dyn)); n != 10 {
+		t.Fatalf("step 0 made %d writes, want the 10 creates of its phase", n)
+	}
+	res := e.Finish(ctx)
+	if !res.Interrupted || res.Steps[0].Skipped || !res.Steps[1].Skipped || !res.Steps[2].Skipped {
+		t.Fatalf("want step 0 run, steps 1-2 skipped, the run interrupted: %+v", res)
+	}
+	if ns, _ := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); len(ns.Items) != 0 {
+		t.Fatalf("cleanup left %d namespaces", len(ns.Items))
 	}
 }

@@ -65,6 +65,28 @@ type Cluster struct {
 	Provider string `json:"provider,omitempty"`
 	// Server is the apiserver's address.
 	Server string `json:"server,omitempty"`
+	// Hollow describes the hollow nodes the provider started for the run;
+	// nil when it started none (the existing provider, `kscale run`).
+	Hollow *Hollow `json:"hollow,omitempty"`
+	// NodesReady is the count of Ready nodes over provisioning (x: seconds
+	// since the hollow nodes were started).
+	NodesReady []metrics.Point `json:"nodesReady,omitempty"`
+	// ProvisionSeconds is how long provisioning took, cluster start to
+	// every node Ready.
+	ProvisionSeconds float64 `json:"provisionSeconds,omitempty"`
+}
+
+// Hollow is what the hollow nodes of a run were and cost.
+type Hollow struct {
+	// Kind is fleet (many nodes per process) or kubelet (one real kubelet
+	// morph per node).
+	Kind      string `json:"kind"`
+	Nodes     int    `json:"nodes"`
+	Processes int    `json:"processes"`
+	// RSSBytes and CPUCores are the processes' resident memory and CPU
+	// (cores, averaged over provisioning) when every node was Ready.
+	RSSBytes float64 `json:"rssBytes,omitempty"`
+	CPUCores float64 `json:"cpuCores,omitempty"`
 }
 
 // Step is one step of the config.

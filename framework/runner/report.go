@@ -16,11 +16,12 @@ import (
 func newRunReport(o Options, c *config.Compiled, cfg *rest.Config, client kubernetes.Interface, started time.Time, res *Result) *report.Run {
 	finished := time.Now()
 	r := &report.Run{
-		Version:         report.SummaryVersion,
-		Config:          c.Config.Name,
-		ConfigFile:      o.TestConfig,
-		Parameters:      c.Mapping,
-		Cluster:         report.Cluster{Nodes: o.Nodes, Provider: o.Provider, Server: cfg.Host},
+		Version:    report.SummaryVersion,
+		Config:     c.Config.Name,
+		ConfigFile: o.TestConfig,
+		Parameters: c.Mapping,
+		Cluster: report.Cluster{Nodes: o.Nodes, Provider: o.Provider, Server: cfg.Host,
+			Hollow: o.Hollow, NodesReady: o.NodesReady, ProvisionSeconds: o.ProvisionSeconds},
 		Started:         started,
 		Finished:        finished,
 		DurationSeconds: finished.Sub(started).Seconds(),

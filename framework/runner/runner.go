@@ -21,6 +21,7 @@ import (
 
 	"github.com/kscale/kscale/framework/config"
 	"github.com/kscale/kscale/framework/executor"
+	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/measurements"
 )
@@ -58,6 +59,14 @@ type Options struct {
 	// Provider names how the cluster was provisioned, for the report
 	// (local, kubemark, existing); empty for a cluster given as is.
 	Provider string
+	// Hollow, NodesReady and ProvisionSeconds are what the provider
+	// started and how long it took, for the report.
+	Hollow           *report.Hollow
+	NodesReady       []metrics.Point
+	ProvisionSeconds float64
+	// Force starts the run even when namespaces of another kscale run are
+	// in the cluster.
+	Force bool
 }
 
 // Result is what a run did and measured.
@@ -120,6 +129,38 @@ func reportUnsupported(c *config.Compiled, warn io.Writer) {
 // and saves the generated config in the report folder. The result says
 // whether every step succeeded; an error means the run could not start.
 func Run(ctx context.Context, o Options, warn io.Writer) (*Result, error) {
+	s, err := Start(ctx, o, warn)
+	if err != nil {
+		return nil, err
+	}
+	for i := range s.Steps() {
+		s.Step(ctx, i)
+	}
+	return s.Finish(ctx)
+}
+
+// Session is a run in progress, its steps run one at a time: how a suite
+// gives each step a spec of its own. Start → Step for each step in order
+// → Finish.
+type Session struct {
+	o        Options
+	compiled *config.Compiled
+	restCfg  *rest.Config
+	client   kubernetes.Interface
+	manager  *measurements.Manager
+	executor *executor.Executor
+	started  time.Time
+	// runCtx outlives the specs of a suite: measurements started in one
+	// step keep watching until their gather in a later one.
+	runCtx    context.Context
+	cancelRun context.CancelFunc
+}
+
+// Start compiles the config, connects to the cluster, saves the generated
+// config and creates the run's namespaces. ctx is the run's context: what
+// the steps start (informers, pollers, the chaos monkey) lives until it
+// ends or Finish.
+func Start(ctx context.Context, o Options, warn io.Writer) (*Session, error) {
 	if o.Kubeconfig == "" {
 		return nil, &InputError{errors.New("--kubeconfig is required (or KUBECONFIG)")}
 	}
@@ -132,7 +173,7 @@ func Run(ctx context.Context, o Options, warn io.Writer) (*Result, error) {
 	}
 	if o.Nodes == 0 {
 		// As clusterloader2 does: the test is sized for the nodes there are.
-		if o.Nodes, err = schedulableNodes(ctx, restCfg); err != nil {
+		if o.Nodes, err = SchedulableNodes(ctx, restCfg); err != nil {
 			return nil, err
 		}
 		klog.InfoS("Counted the cluster's schedulable nodes", "nodes", o.Nodes)
@@ -152,6 +193,11 @@ func Run(ctx context.Context, o Options, warn io.Writer) (*Result, error) {
 	client, dyns, mapper, err := executor.Clients(restCfg, clients)
 	if err != nil {
 		return nil, err
+	}
+	if !o.Force {
+		if err := refuseRunning(ctx, client); err != nil {
+			return nil, err
+		}
 	}
 	if o.ReportDir != "" {
 		if err := os.MkdirAll(o.ReportDir, 0o755); err != nil {
@@ -186,16 +232,64 @@ func Run(ctx context.Context, o Options, warn io.Writer) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	started := time.Now()
-	res := &Result{Result: e.Run(ctx), Summaries: manager.Summaries()}
-	res.Report = newRunReport(o, c, restCfg, client, started, res)
-	res.Report.Incomplete = ctx.Err() != nil
-	if o.ReportDir != "" {
-		if res.Files, err = writeReports(o.ReportDir, res.Report, res.Summaries, started); err != nil {
+	s := &Session{o: o, compiled: c, restCfg: restCfg, client: client, manager: manager, executor: e, started: time.Now()}
+	s.runCtx, s.cancelRun = context.WithCancel(ctx)
+	e.Begin(s.runCtx)
+	return s, nil
+}
+
+// Compiled is the config the session runs.
+func (s *Session) Compiled() *config.Compiled { return s.compiled }
+
+// Steps are the config's steps, in order.
+func (s *Session) Steps() []config.Step { return s.compiled.Config.Steps }
+
+// Step runs step i. Ending ctx (a suite's interrupted spec) ends the
+// run's context too: actions in flight finish, later steps are skipped.
+func (s *Session) Step(ctx context.Context, i int) executor.StepResult {
+	stop := context.AfterFunc(ctx, s.cancelRun)
+	defer stop()
+	return s.executor.Step(s.runCtx, i)
+}
+
+// Summaries are the measurement summaries recorded so far.
+func (s *Session) Summaries() []measurements.Summary { return s.manager.Summaries() }
+
+// Finish cleans up what the run created, judges it and writes the reports;
+// a run interrupted before its last step is reported incomplete.
+func (s *Session) Finish(ctx context.Context) (*Result, error) {
+	defer s.cancelRun()
+	exec := s.executor.Finish(ctx)
+	res := &Result{Result: exec, Summaries: s.manager.Summaries()}
+	res.Report = newRunReport(s.o, s.compiled, s.restCfg, s.client, s.started, res)
+	res.Report.Incomplete = exec.Interrupted || s.runCtx.Err() != nil
+	if s.o.ReportDir != "" {
+		var err error
+		if res.Files, err = writeReports(s.o.ReportDir, res.Report, res.Summaries, s.started); err != nil {
 			return res, fmt.Errorf("writing the reports: %w", err)
 		}
 	}
 	return res, nil
+}
+
+// refuseRunning stops a run from starting on a cluster where namespaces of
+// another kscale run exist: two tests at once measure each other. Force
+// overrides it (a run that crashed left its namespaces).
+func refuseRunning(ctx context.Context, client kubernetes.Interface) error {
+	list, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: executor.RunLabel})
+	if err != nil {
+		return fmt.Errorf("looking for namespaces of other kscale runs: %w", err)
+	}
+	var names []string
+	for _, ns := range list.Items {
+		if ns.DeletionTimestamp == nil {
+			names = append(names, ns.Name+" (run "+ns.Labels[executor.RunLabel]+")")
+		}
+	}
+	if len(names) > 0 {
+		return &InputError{fmt.Errorf("the cluster holds namespaces of another kscale run: %s; wait for it to end, or pass --force if it is gone", strings.Join(names, ", "))}
+	}
+	return nil
 }
 
 // FailIfNotMeasuredParam is the measurement param that turns "not measured"
@@ -231,9 +325,9 @@ func (m *measurementRunner) Run(ctx context.Context, call executor.MeasurementCa
 	return err
 }
 
-// schedulableNodes counts the nodes pods can be scheduled on: not
+// SchedulableNodes counts the nodes pods can be scheduled on: not
 // cordoned and without a NoSchedule or NoExecute taint.
-func schedulableNodes(ctx context.Context, cfg *rest.Config) (int, error) {
+func SchedulableNodes(ctx context.Context, cfg *rest.Config) (int, error) {
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return 0, err

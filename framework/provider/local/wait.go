@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/framework/progress"
 )
 
@@ -19,6 +20,13 @@ import (
 // progress to out. It watches rather than polls, so waiting for thousands of
 // nodes costs the apiserver one watch.
 func WaitNodesReady(ctx context.Context, client kubernetes.Interface, selector string, want int, out io.Writer) error {
+	_, err := TrackNodesReady(ctx, client, selector, want, out)
+	return err
+}
+
+// TrackNodesReady is WaitNodesReady that also returns the Ready count over
+// the wait (x: seconds since it began), a point at each change.
+func TrackNodesReady(ctx context.Context, client kubernetes.Interface, selector string, want int, out io.Writer) ([]metrics.Point, error) {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
 	informer := factory.Core().V1().Nodes().Informer()
@@ -34,7 +42,7 @@ func WaitNodesReady(ctx context.Context, client kubernetes.Interface, selector s
 		UpdateFunc: func(_, n any) { notify(n) },
 		DeleteFunc: notify,
 	}); err != nil {
-		return err
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	factory.Start(ctx.Done())
@@ -46,6 +54,8 @@ func WaitNodesReady(ctx context.Context, client kubernetes.Interface, selector s
 	report := progress.New(out, "nodes ready", want, 2*time.Second)
 	tick := time.NewTicker(time.Second) // refresh progress and ETA while nothing changes
 	defer tick.Stop()
+	began := time.Now()
+	points := []metrics.Point{{X: 0, Y: 0}}
 	for {
 		ready := 0
 		for _, obj := range informer.GetStore().List() {
@@ -54,12 +64,15 @@ func WaitNodesReady(ctx context.Context, client kubernetes.Interface, selector s
 			}
 		}
 		report.Update(ready)
+		if last := points[len(points)-1]; float64(ready) != last.Y {
+			points = append(points, metrics.Point{X: time.Since(began).Seconds(), Y: float64(ready)})
+		}
 		if ready >= want {
-			return nil
+			return points, nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %d Ready nodes (%s): %d ready: %w", want, selector, ready, ctx.Err())
+			return points, fmt.Errorf("waiting for %d Ready nodes (%s): %d ready: %w", want, selector, ready, ctx.Err())
 		case <-changed:
 		case <-tick.C:
 		}

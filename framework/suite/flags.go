@@ -1,0 +1,70 @@
+package suite
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kscale/kscale/framework/provider"
+)
+
+// Flags are the suite flags given after `--`.
+type Flags struct {
+	Nodes           int
+	Provider        string
+	Kubeconfig      string
+	RootKubeconfig  string
+	TestConfig      string
+	Overrides       stringList
+	ReportDir       string
+	Hollow          string
+	NodesPerFleet   int
+	PodsPerNode     int
+	MaxPods         int
+	PodStartDelay   string
+	HollowArgs      stringList
+	KeepCluster     bool
+	SkipUnsupported bool
+	Force           bool
+	PrometheusURL   string
+	ClientsNumber   int
+	StepTimeout     time.Duration
+}
+
+// flags are bound once, in init, as go test parses them before any test.
+var flags = bindFlags(flag.CommandLine)
+
+func bindFlags(fs *flag.FlagSet) *Flags {
+	f := &Flags{}
+	fs.IntVar(&f.Nodes, "nodes", 100, "node count of the run (existing provider: 0 = every schedulable node)")
+	fs.StringVar(&f.Provider, "provider", "local", "where the cluster comes from: local (a control plane and hollow nodes here), kubemark, existing")
+	fs.StringVar(&f.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "test cluster kubeconfig (kubemark, existing; default $KUBECONFIG)")
+	fs.StringVar(&f.RootKubeconfig, "root-kubeconfig", "", "kubemark provider: the cluster the hollow-node pods run in")
+	fs.StringVar(&f.TestConfig, "testconfig", "", "clusterloader2-format test config (default: the suite's own)")
+	fs.Var(&f.Overrides, "testoverrides", "overrides file (repeatable; a later file wins)")
+	fs.StringVar(&f.ReportDir, "report-dir", "", "report folder (default results/<suite>-<time>/)")
+	fs.StringVar(&f.Hollow, "hollow", provider.HollowFleet, "kind of hollow node: fleet (many per process) or kubelet (the real kubelet, one process per node)")
+	fs.IntVar(&f.NodesPerFleet, "nodes-per-fleet", 1000, "hollow nodes per fleet process")
+	fs.IntVar(&f.PodsPerNode, "pods-per-node", 0, "the config's PODS_PER_NODE (0: the config's or the overrides' value)")
+	fs.IntVar(&f.MaxPods, "max-pods", 110, "pod capacity of each hollow node")
+	fs.StringVar(&f.PodStartDelay, "pod-start-delay", "", "fleet: time from admission to Running (2s, uniform:1s-3s, normal:2s,500ms, exp:2s)")
+	fs.Var(&f.HollowArgs, "hollow-arg", "extra kubemark flag for every hollow node (repeatable)")
+	fs.BoolVar(&f.KeepCluster, "keep-cluster", false, "local provider: leave the control plane running after the suite")
+	fs.BoolVar(&f.SkipUnsupported, "skip-unsupported-measurements", false, "run configs naming measurement methods kscale lacks; those report 'not measured'")
+	fs.BoolVar(&f.Force, "force", false, "start even when the cluster holds namespaces of another kscale run")
+	fs.StringVar(&f.PrometheusURL, "prometheus-url", "", "Prometheus server scraping the cluster; API latency is then read from it")
+	fs.IntVar(&f.ClientsNumber, "k8s-clients-number", 0, "client connections for object writes (default one per 100 nodes)")
+	fs.DurationVar(&f.StepTimeout, "step-timeout", 2*time.Hour, "longest one step may take")
+	return f
+}
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}

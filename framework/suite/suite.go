@@ -1,0 +1,346 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive // the Ginkgo DSL
+	. "github.com/onsi/gomega"    //nolint:revive
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kscale/kscale/framework/config"
+	"github.com/kscale/kscale/framework/executor"
+	"github.com/kscale/kscale/framework/provider"
+	"github.com/kscale/kscale/framework/report"
+	"github.com/kscale/kscale/framework/runner"
+	"github.com/kscale/kscale/measurements"
+
+	// The providers a suite can name.
+	_ "github.com/kscale/kscale/framework/provider/existing"
+	_ "github.com/kscale/kscale/framework/provider/local"
+)
+
+// Suite is one suite: its name, its default config and its labels.
+type Suite struct {
+	// Name names the suite, its Ginkgo container and its report folder.
+	Name string
+	// Config is the default --testconfig, relative to the module root.
+	Config string
+	// Labels go on the suite's container (--label-filter=density).
+	Labels []string
+}
+
+// plan is what the flags and the config say a run will be, settled before
+// Ginkgo builds the spec tree: the tree has a spec per step.
+type plan struct {
+	suite    Suite
+	options  runner.Options
+	provider provider.Options
+	compiled *config.Compiled
+}
+
+var current *plan
+
+// Run is the suite's TestX: it checks the flags and compiles the config
+// (exit 2 on bad input, before anything starts), then runs the specs.
+func Run(t *testing.T, s Suite) {
+	p, err := newPlan(s, flags)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", s.Name, err)
+		os.Exit(2)
+	}
+	current = p
+	stopSecondInterrupt := exitOnSecondInterrupt()
+	defer stopSecondInterrupt()
+	RegisterFailHandler(Fail)
+	RunSpecs(t, s.Name)
+}
+
+func newPlan(s Suite, f *Flags) (*plan, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return nil, err
+	}
+	if f.TestConfig == "" {
+		f.TestConfig = filepath.Join(root, s.Config)
+	}
+	if f.ReportDir == "" {
+		f.ReportDir = filepath.Join(root, "results", s.Name+"-"+time.Now().Format("20060102-150405"))
+	}
+	if f.ReportDir, err = filepath.Abs(f.ReportDir); err != nil {
+		return nil, fmt.Errorf("--report-dir: %w", err)
+	}
+	if f.PodsPerNode < 0 {
+		return nil, fmt.Errorf("--pods-per-node=%d: must be 0 or more", f.PodsPerNode)
+	}
+	if f.MaxPods <= 0 {
+		return nil, fmt.Errorf("--max-pods=%d: must be above 0", f.MaxPods)
+	}
+	po := provider.Options{
+		Nodes: f.Nodes, Kubeconfig: f.Kubeconfig, RootKubeconfig: f.RootKubeconfig, Hollow: f.Hollow,
+		NodesPerFleet: f.NodesPerFleet, MaxPods: f.MaxPods, HollowArgs: f.HollowArgs, Dir: f.ReportDir,
+		KeepCluster: f.KeepCluster, Progress: GinkgoWriter,
+	}
+	if f.PodStartDelay != "" {
+		if f.Hollow != provider.HollowFleet {
+			return nil, fmt.Errorf("--pod-start-delay: only fleet hollow nodes take it (--hollow=%s)", f.Hollow)
+		}
+		po.HollowArgs = append(po.HollowArgs, "--pod-start-delay="+f.PodStartDelay)
+	}
+	// The provider checks its options now, so bad flags stop the suite
+	// before any spec; the one it makes here is used by the specs.
+	if _, err := provider.New(f.Provider, po); err != nil {
+		return nil, err
+	}
+	o := runner.Options{
+		TestConfig: f.TestConfig, Overrides: f.Overrides, Nodes: f.Nodes, SkipUnsupported: f.SkipUnsupported,
+		ReportDir: f.ReportDir, ClientsNumber: f.ClientsNumber, PrometheusURL: f.PrometheusURL,
+		Provider: f.Provider, Force: f.Force, Progress: GinkgoWriter,
+	}
+	if f.PodsPerNode > 0 {
+		path, err := podsPerNodeOverride(f.ReportDir, f.PodsPerNode)
+		if err != nil {
+			return nil, err
+		}
+		o.Overrides = append(o.Overrides, path)
+	}
+	if o.Nodes == 0 {
+		// Sized for the nodes the cluster has (existing provider): the
+		// spec tree needs the config's steps, so count them now.
+		if o.Nodes, err = countNodes(f.Kubeconfig); err != nil {
+			return nil, err
+		}
+		po.Nodes = o.Nodes
+	}
+	compiled, err := runner.Compile(o)
+	if err != nil {
+		return nil, err
+	}
+	return &plan{suite: s, options: o, provider: po, compiled: compiled}, nil
+}
+
+// podsPerNodeOverride writes --pods-per-node as an overrides file in the
+// report folder, applied after the user's (the later file wins).
+func podsPerNodeOverride(dir string, pods int) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("--report-dir: %w", err)
+	}
+	path := filepath.Join(dir, "overrides_pods-per-node.yaml")
+	body := "# --pods-per-node of the suite\nPODS_PER_NODE: " + strconv.Itoa(pods) + "\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		return "", fmt.Errorf("writing the --pods-per-node override: %w", err)
+	}
+	return path, nil
+}
+
+func countNodes(kubeconfig string) (int, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return 0, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return runner.SchedulableNodes(ctx, cfg)
+}
+
+// Define builds the suite's specs from the config settled by Run: a
+// BeforeAll that provisions and starts the run, a spec per step, a spec
+// per gathered measurement, and cleanups that finish the run (reports)
+// and tear the cluster down, also after a failure or an interrupt.
+func Define(s Suite) bool {
+	return Describe(s.Name, Ordered, ContinueOnFailure, Label(s.Labels...), func() {
+		p := current
+		if p == nil || p.suite.Name != s.Name {
+			panic("suite.Define(" + s.Name + ") needs suite.Run(t, the same Suite) in the package's test")
+		}
+		r := &run{plan: p}
+		BeforeAll(r.start, NodeTimeout(2*time.Hour))
+		for i, step := range p.compiled.Config.Steps {
+			It(StepName(i, step.Name), Label("step"), func(ctx SpecContext) { r.step(ctx, i) }, NodeTimeout(flags.StepTimeout))
+		}
+		for _, g := range gathers(p.compiled.Config) {
+			It("[measurement] "+g.Method+"_"+g.Identifier, Label("measurement", "slo"), func() { r.verdict(g) })
+		}
+	})
+}
+
+// StepName is a step's spec, named as clusterloader2 names it.
+func StepName(i int, name string) string { return fmt.Sprintf("[step: %02d] %s", i+1, name) }
+
+// gathers are the measurement calls that produce verdicts: those with
+// action gather, in config order, one per identifier.
+func gathers(c *config.Config) []executor.MeasurementCall {
+	var out []executor.MeasurementCall
+	seen := map[[2]string]bool{}
+	for _, st := range c.Steps {
+		for _, call := range executor.MeasurementCalls(st.Measurements) {
+			action, _ := measurements.Params(call.Params).String("action", "")
+			key := [2]string{call.Method, call.Identifier}
+			if action == "gather" && !seen[key] {
+				seen[key] = true
+				out = append(out, call)
+			}
+		}
+	}
+	return out
+}
+
+// run is one run of a suite, from BeforeAll to the last cleanup.
+type run struct {
+	*plan
+	prov    provider.Provider
+	session *runner.Session
+	result  *runner.Result
+}
+
+func (r *run) start(ctx SpecContext) {
+	var err error
+	r.prov, err = provider.New(r.options.Provider, r.provider)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(r.prov.Teardown(ctx)).To(Succeed(), "tearing down the %s provider", r.options.Provider)
+	}, NodeTimeout(5*time.Minute))
+
+	By(fmt.Sprintf("provisioning %d nodes (%s provider, %s hollow nodes)", r.options.Nodes, r.options.Provider, r.provider.Hollow))
+	cl, err := r.prov.Provision(ctx)
+	Expect(err).NotTo(HaveOccurred(), "provisioning")
+	o := r.options
+	o.Kubeconfig, o.ClusterDir, o.Nodes, o.Fleets = cl.Kubeconfig, cl.ClusterDir, cl.Nodes, cl.Fleets
+	o.Hollow, o.NodesReady, o.ProvisionSeconds = cl.Hollow, cl.NodesReady, cl.ProvisionSeconds
+	for i, f := range cl.Fleets {
+		o.Components = append(o.Components, measurements.Component{Name: "fleet-" + strconv.Itoa(i), MetricsURL: f + "/metrics"})
+	}
+	// The run's context is not the spec's: what a step starts lives on to
+	// later steps; Session.Step ends it when a step's spec is interrupted.
+	r.session, err = runner.Start(context.WithoutCancel(ctx), o, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred(), "starting the run")
+	Expect(r.session.Steps()).To(HaveLen(len(r.compiled.Config.Steps)),
+		"the config compiled for %d nodes has other steps than for the %d planned", o.Nodes, r.options.Nodes)
+	DeferCleanup(r.finish, NodeTimeout(30*time.Minute))
+}
+
+func (r *run) step(ctx SpecContext, i int) {
+	Expect(r.session).NotTo(BeNil(), "the run did not start")
+	sr := r.session.Step(ctx, i)
+	if sr.Skipped {
+		Fail("not run: " + skipReason(sr))
+	}
+	var msgs []string
+	for _, err := range sr.Errors {
+		msgs = append(msgs, err.Error())
+	}
+	for _, m := range sr.Measurements {
+		if m.NotMeasured != "" {
+			AddReportEntry(m.Identifier+" not measured", m.NotMeasured)
+		}
+	}
+	Expect(msgs).To(BeEmpty(), "step %q failed", sr.Name)
+}
+
+func skipReason(sr executor.StepResult) string {
+	if len(sr.Errors) > 0 {
+		return sr.Errors[0].Error()
+	}
+	return "the run was interrupted or stopped by an earlier critical error"
+}
+
+// verdict fails the measurement's spec unless its summaries pass; one
+// that could not measure passes with a report entry saying why.
+func (r *run) verdict(call executor.MeasurementCall) {
+	Expect(r.session).NotTo(BeNil(), "the run did not start")
+	found := false
+	for _, s := range r.session.Summaries() {
+		if s.Method != call.Method || s.Identifier != call.Identifier {
+			continue
+		}
+		found = true
+		switch s.Verdict {
+		case measurements.Violated:
+			Fail(fmt.Sprintf("%s violated: %s", s.FileName(), strings.Join(s.Violations, "; ")))
+		case measurements.Failed:
+			Fail(fmt.Sprintf("%s failed: %s", s.FileName(), s.Reason))
+		case measurements.NotMeasured:
+			AddReportEntry(s.FileName()+" not measured", s.Reason)
+		}
+	}
+	if !found {
+		Fail(call.Method + " " + call.Identifier + ": no summary: its gather step did not run")
+	}
+}
+
+// finish ends the run whatever happened before: cleanup, the verdict, and
+// every report of what was measured (incomplete after an interrupt).
+func (r *run) finish(ctx SpecContext) {
+	res, err := r.session.Finish(ctx)
+	Expect(err).NotTo(HaveOccurred(), "finishing the run")
+	r.result = res
+	path, err := report.WriteHTML(r.options.ReportDir, res.Report)
+	Expect(err).NotTo(HaveOccurred(), "writing the HTML report")
+	runner.Summary(res, GinkgoWriter)
+	fmt.Fprintf(os.Stdout, "\n%s: verdict %s%s — report %s\n", r.suite.Name, strings.ToUpper(string(res.Report.Verdict)),
+		incomplete(res.Report), path)
+	if res.CleanupError != nil {
+		Fail("cleanup: " + res.CleanupError.Error())
+	}
+}
+
+func incomplete(r *report.Run) string {
+	if r.Incomplete {
+		return " (incomplete: interrupted)"
+	}
+	return ""
+}
+
+// exitOnSecondInterrupt makes a second Ctrl-C end the suite at once:
+// Ginkgo's first interrupt drains and cleans up, which can take a while.
+// The local cluster and hollow nodes die with the process.
+func exitOnSecondInterrupt() (stop func()) {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		seen := 0
+		for {
+			select {
+			case <-done:
+				return
+			case <-ch:
+				if seen++; seen == 2 {
+					fmt.Fprintln(os.Stderr, "second interrupt: exiting without cleanup")
+					os.Exit(1)
+				}
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
+// moduleRoot is the folder of go.mod above the working directory (go test
+// runs in the package's folder).
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", errors.New("no go.mod above " + dir + ": run the suite from the kscale module")
+		}
+	}
+}
