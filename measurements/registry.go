@@ -127,6 +127,21 @@ func (m *Manager) Record(s ...Summary) {
 	m.summaries = append(m.summaries, s...)
 }
 
+// Disposer is a measurement that holds watches or pollers until the end of
+// the run, whether or not its config stopped it.
+type Disposer interface{ Dispose() }
+
+// Dispose ends every measurement of the run that still watches or polls.
+func (m *Manager) Dispose() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, inst := range m.instances {
+		if d, ok := inst.(Disposer); ok {
+			d.Dispose()
+		}
+	}
+}
+
 // Summaries returns every summary recorded so far, in the order they came.
 func (m *Manager) Summaries() []Summary {
 	m.mu.Lock()

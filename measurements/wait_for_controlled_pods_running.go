@@ -254,6 +254,9 @@ func (w *waitForControlledPods) startInformers(ctx context.Context, client kuber
 
 // stop ends the informers. It must not hold w.mu: the informers' handlers
 // take it, and stopping waits for them.
+// Dispose stops the informers at the end of the run.
+func (w *waitForControlledPods) Dispose() { w.stop() }
+
 func (w *waitForControlledPods) stop() {
 	w.mu.Lock()
 	sets := w.informers
@@ -446,9 +449,16 @@ func (w *waitForControlledPods) gather(ctx context.Context, env *Env, params Par
 	running, kind := w.running, w.kind
 	w.mu.Unlock()
 	if !running {
-		return fmt.Errorf("WaitForControlledPodsRunning was not started (gather stops it: start it again before each gather)")
+		return fmt.Errorf("WaitForControlledPodsRunning was not started (or was stopped): give it an action: start before the gather")
 	}
-	defer w.stop()
+	// It keeps watching after the gather, as clusterloader2's does: the
+	// density config gathers once after creating and again after deleting.
+	// A cancelled gather ends the run, and the watching with it.
+	defer func() {
+		if ctx.Err() != nil {
+			w.stop()
+		}
+	}()
 	if err := w.sync(ctx, syncTimeout); err != nil {
 		return err
 	}

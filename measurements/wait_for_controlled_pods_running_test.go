@@ -252,9 +252,16 @@ func TestWaitForControlledPodsRunning(t *testing.T) {
 					t.Errorf("failed pods file: %v %s", err, body)
 				}
 			}
-			// gather stopped the informers: a second gather needs a start.
-			if _, err := w.Execute(ctx, env, Params{"action": "gather"}); err == nil || !strings.Contains(err.Error(), "was not started") {
+			// It keeps watching: a second gather (after a deleting phase,
+			// in the density config) needs no new start; stop ends it.
+			if _, err := w.Execute(ctx, env, Params{"action": "gather", "syncTimeout": "5s"}); (err == nil) != (len(tc.wantErr) == 0) {
 				t.Errorf("second gather: %v", err)
+			}
+			if _, err := w.Execute(ctx, env, Params{"action": "stop"}); err != nil {
+				t.Errorf("stop: %v", err)
+			}
+			if _, err := w.Execute(ctx, env, Params{"action": "gather"}); err == nil || !strings.Contains(err.Error(), "was not started") {
+				t.Errorf("gather after stop: %v", err)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 
@@ -55,5 +56,51 @@ func newCompareCommand() *cobra.Command {
 	fs.StringArrayVar(&opts.Measures, "measure", nil, `measure to gate on, "NAME" or "NAME:HEADLINE KEY" (repeatable; default every headline number that has a threshold)`)
 	fs.Float64Var(&opts.TolerancePercent, "tolerance", 10, "how many percent worse a chosen measure may get")
 	fs.StringVar(&htmlPath, "html", "", "also render the comparison to this HTML file")
+	return cmd
+}
+
+func newReportCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "report DIR",
+		Short: "Render DIR/report.html again from DIR/summary.json (after an upgrade, or for a run copied from CI)",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("usage: kscale report DIR [--output FILE]: want one report folder, got %d arguments", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := args[0]
+			if info, err := os.Stat(dir); err != nil {
+				return usageError{fmt.Errorf("report folder: %w", err)}
+			} else if !info.IsDir() {
+				return usageError{fmt.Errorf("report folder %s: not a directory", dir)}
+			}
+			run, err := report.ReadRun(dir)
+			if err != nil {
+				return usageError{fmt.Errorf("%s is not a report folder of a run: %w", dir, err)}
+			}
+			var path string
+			if output == "" {
+				if path, err = report.WriteHTML(dir, run); err != nil {
+					return err
+				}
+			} else {
+				// Rendered first: a bad run leaves no half-written FILE.
+				var page bytes.Buffer
+				if err := report.HTML(&page, run); err != nil {
+					return err
+				}
+				if err := os.WriteFile(output, page.Bytes(), 0o644); err != nil {
+					return usageError{fmt.Errorf("--output: %w", err)}
+				}
+				path = output
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), path)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write the page to this file instead of DIR/"+report.HTMLFile)
 	return cmd
 }

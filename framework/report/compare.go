@@ -139,18 +139,16 @@ func formatChange(c float64) string {
 	return fmt.Sprintf("%+.1f%%", c)
 }
 
-var compareHTML = template.Must(template.New("compare").Funcs(template.FuncMap{"change": formatChange}).Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>kscale compare: {{.A.Config}} vs {{.B.Config}}</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}
-td:first-child,td:nth-child(2),th{text-align:left}.regressed{background:#fdd}.better{background:#dfd}
-</style></head><body>
+var compareHTML = template.Must(template.New("compare").Funcs(htmlFuncs).Funcs(template.FuncMap{"change": formatChange}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{csp}}">
+<title>kscale compare: {{.A.Config}} vs {{.B.Config}}</title>
+<style>{{stylesheet}}</style></head><body>
 <h1>{{.A.Config}}: A vs B</h1>
 <p>A: {{.A.Cluster.Version}}, {{.A.Cluster.Nodes}} nodes, {{.A.Started.Format "2006-01-02 15:04"}} — verdict {{.A.Verdict}}<br>
 B: {{.B.Cluster.Version}}, {{.B.Cluster.Nodes}} nodes, {{.B.Started.Format "2006-01-02 15:04"}} — verdict {{.B.Verdict}}</p>
-<table id="deltas"><tr><th>measurement</th><th>number</th><th>A</th><th>B</th><th>change</th></tr>
-{{range .Deltas}}<tr class="{{if .Regressed}}regressed{{else if not .Worse}}better{{end}}"><td>{{.Measurement}}</td><td>{{.Key}}</td><td>{{printf "%.4g" .A}}</td><td>{{printf "%.4g" .B}}</td><td>{{change .Change}}{{if .Regressed}} regressed{{end}}</td></tr>
+<table id="deltas"><tr><th>measurement</th><th>number</th><th class="num">A</th><th class="num">B</th><th class="num">change</th></tr>
+{{range .Deltas}}<tr class="{{if .Regressed}}regressed{{else if not .Worse}}better{{end}}"><td>{{.Measurement}}</td><td>{{.Key}}</td><td class="num">{{printf "%.4g" .A}}</td><td class="num">{{printf "%.4g" .B}}</td><td class="num">{{change .Change}}{{if .Regressed}} regressed{{end}}</td></tr>
 {{end}}</table></body></html>
 `))
 

@@ -260,6 +260,7 @@ func (s *Session) Summaries() []measurements.Summary { return s.manager.Summarie
 func (s *Session) Finish(ctx context.Context) (*Result, error) {
 	defer s.cancelRun()
 	exec := s.executor.Finish(ctx)
+	s.manager.Dispose()
 	res := &Result{Result: exec, Summaries: s.manager.Summaries()}
 	res.Report = newRunReport(s.o, s.compiled, s.restCfg, s.client, s.started, res)
 	res.Report.Incomplete = exec.Interrupted || s.runCtx.Err() != nil

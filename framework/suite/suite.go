@@ -89,7 +89,7 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 	po := provider.Options{
 		Nodes: f.Nodes, Kubeconfig: f.Kubeconfig, RootKubeconfig: f.RootKubeconfig, Hollow: f.Hollow,
 		NodesPerFleet: f.NodesPerFleet, MaxPods: f.MaxPods, HollowArgs: f.HollowArgs, Dir: f.ReportDir,
-		KeepCluster: f.KeepCluster, Progress: GinkgoWriter,
+		KeepCluster: f.KeepCluster, Progress: os.Stderr,
 	}
 	if f.PodStartDelay != "" {
 		if f.Hollow != provider.HollowFleet {
@@ -105,7 +105,7 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 	o := runner.Options{
 		TestConfig: f.TestConfig, Overrides: f.Overrides, Nodes: f.Nodes, SkipUnsupported: f.SkipUnsupported,
 		ReportDir: f.ReportDir, ClientsNumber: f.ClientsNumber, PrometheusURL: f.PrometheusURL,
-		Provider: f.Provider, Force: f.Force, Progress: GinkgoWriter,
+		Provider: f.Provider, Force: f.Force, Progress: os.Stderr,
 	}
 	if f.PodsPerNode > 0 {
 		path, err := podsPerNodeOverride(f.ReportDir, f.PodsPerNode)
@@ -201,6 +201,8 @@ type run struct {
 	prov    provider.Provider
 	session *runner.Session
 	result  *runner.Result
+	// steps are the results of the steps run so far.
+	steps []executor.StepResult
 }
 
 func (r *run) start(ctx SpecContext) {
@@ -232,6 +234,7 @@ func (r *run) start(ctx SpecContext) {
 func (r *run) step(ctx SpecContext, i int) {
 	Expect(r.session).NotTo(BeNil(), "the run did not start")
 	sr := r.session.Step(ctx, i)
+	r.steps = append(r.steps, sr)
 	if sr.Skipped {
 		Fail("not run: " + skipReason(sr))
 	}
@@ -255,7 +258,8 @@ func skipReason(sr executor.StepResult) string {
 }
 
 // verdict fails the measurement's spec unless its summaries pass; one
-// that could not measure passes with a report entry saying why.
+// that could not measure passes with a report entry saying why. Methods
+// that summarise nothing (the waits) are judged by their gather calls.
 func (r *run) verdict(call executor.MeasurementCall) {
 	Expect(r.session).NotTo(BeNil(), "the run did not start")
 	found := false
@@ -273,8 +277,29 @@ func (r *run) verdict(call executor.MeasurementCall) {
 			AddReportEntry(s.FileName()+" not measured", s.Reason)
 		}
 	}
-	if !found {
-		Fail(call.Method + " " + call.Identifier + ": no summary: its gather step did not run")
+	if found {
+		return
+	}
+	ran := false
+	for _, sr := range r.steps {
+		for _, m := range sr.Measurements {
+			if m.Method != call.Method || m.Identifier != call.Identifier {
+				continue
+			}
+			if action, _ := measurements.Params(m.Params).String("action", ""); action != "gather" {
+				continue
+			}
+			ran = true
+			if m.Err != nil {
+				Fail(fmt.Sprintf("%s_%s: %v", call.Method, call.Identifier, m.Err))
+			}
+			if m.NotMeasured != "" {
+				AddReportEntry(call.Method+"_"+call.Identifier+" not measured", m.NotMeasured)
+			}
+		}
+	}
+	if !ran {
+		Fail(call.Method + "_" + call.Identifier + ": its gather step did not run")
 	}
 }
 
@@ -286,7 +311,10 @@ func (r *run) finish(ctx SpecContext) {
 	r.result = res
 	path, err := report.WriteHTML(r.options.ReportDir, res.Report)
 	Expect(err).NotTo(HaveOccurred(), "writing the HTML report")
-	runner.Summary(res, GinkgoWriter)
+	// Long waits print progress on stderr and the verdicts on stdout
+	// whatever Ginkgo's verbosity: a nightly job's log shows them.
+	fmt.Fprintln(os.Stdout)
+	runner.Summary(res, os.Stdout)
 	fmt.Fprintf(os.Stdout, "\n%s: verdict %s%s — report %s\n", r.suite.Name, strings.ToUpper(string(res.Report.Verdict)),
 		incomplete(res.Report), path)
 	if res.CleanupError != nil {

@@ -1,0 +1,370 @@
+package suites_test
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kscale/kscale/controlplane"
+	"github.com/kscale/kscale/framework/executor"
+	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/framework/provider/local"
+	"github.com/kscale/kscale/framework/report"
+	"github.com/kscale/kscale/framework/report/htmlcheck"
+)
+
+// The CI-sized density run: 20 fleet nodes, 10 saturation pods per node,
+// the small overrides (few latency pods, quickly).
+var ciArgs = []string{"--nodes=20", "--pods-per-node=10", "--nodes-per-fleet=10", "--testoverrides=../configs/density/overrides/small.yaml"}
+
+// densityBinary builds the density suite's test binary once.
+func densityBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kscale-suite-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "density.test")
+		out, err := exec.Command("go", "test", "-c", "-o", binPath, "./density").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("building the density suite: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// suiteRun is one run of the suite binary.
+type suiteRun struct {
+	cmd       *exec.Cmd
+	reportDir string
+	logPath   string
+	done      chan struct{}
+	exitCode  int
+}
+
+// startSuite starts the density suite with args, its output in a log file
+// of the report folder (the test binary runs in suites/density, as go test
+// would run it).
+func startSuite(t *testing.T, args ...string) *suiteRun {
+	t.Helper()
+	bin := densityBinary(t)
+	r := &suiteRun{reportDir: filepath.Join(t.TempDir(), "report"), done: make(chan struct{})}
+	r.logPath = r.reportDir + ".log"
+	log, err := os.Create(r.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append([]string{"-test.v", "-ginkgo.v", "--report-dir=" + r.reportDir,
+		"-ginkgo.junit-report=" + r.reportDir + "/ginkgo-junit.xml"}, ciArgs...)
+	r.cmd = exec.Command(bin, append(all, args...)...)
+	r.cmd.Dir = "density"
+	r.cmd.Stdout, r.cmd.Stderr = log, log
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(r.done)
+		defer log.Close()
+		err := r.cmd.Wait()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			r.exitCode = exit.ExitCode()
+		} else if err != nil {
+			r.exitCode = -1
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-r.done:
+		default:
+			_ = r.cmd.Process.Kill()
+			<-r.done
+		}
+	})
+	return r
+}
+
+// wait waits for the suite to exit and returns its exit code.
+func (r *suiteRun) wait(t *testing.T, limit time.Duration) int {
+	t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(limit):
+		_ = r.cmd.Process.Kill()
+		<-r.done
+		t.Fatalf("the suite did not end within %s; log %s:\n%s", limit, r.logPath, r.tail())
+	}
+	return r.exitCode
+}
+
+func (r *suiteRun) tail() string {
+	data, _ := os.ReadFile(r.logPath)
+	if len(data) > 6000 {
+		data = data[len(data)-6000:]
+	}
+	return string(data)
+}
+
+type junit struct {
+	Suites []struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Skipped  int `xml:"skipped,attr"`
+		Cases    []struct {
+			Name    string `xml:"name,attr"`
+			Failure *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"failure"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+func readJUnit(t *testing.T, path string) junit {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j junit
+	if err := xml.Unmarshal(data, &j); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if len(j.Suites) == 0 {
+		t.Fatalf("%s: no test suite", path)
+	}
+	for _, s := range j.Suites {
+		if s.Tests != len(s.Cases) {
+			t.Fatalf("%s: tests=%d but %d test cases", path, s.Tests, len(s.Cases))
+		}
+	}
+	return j
+}
+
+// checkPerfData parses every PerfData file of the report folder and
+// returns their count.
+func checkPerfData(t *testing.T, dir string, run *report.Run) int {
+	t.Helper()
+	n := 0
+	for _, m := range run.Measurements {
+		if m.PerfDataFile == "" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, m.PerfDataFile))
+		if err != nil {
+			t.Fatalf("PerfData of %s: %v", m.Name, err)
+		}
+		var pd metrics.PerfData
+		if err := json.Unmarshal(data, &pd); err != nil || pd.Version != metrics.PerfDataVersion {
+			t.Fatalf("PerfData %s: version %q, %v", m.PerfDataFile, pd.Version, err)
+		}
+		n++
+	}
+	return n
+}
+
+func TestDensitySuitePassesOnTheLocalProvider(t *testing.T) {
+	r := startSuite(t)
+	if code := r.wait(t, 20*time.Minute); code != 0 {
+		t.Fatalf("exit code %d, want 0; log %s:\n%s", code, r.logPath, r.tail())
+	}
+	run, err := report.ReadRun(r.reportDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Verdict != report.RunPass || run.Incomplete {
+		t.Fatalf("summary.json: verdict %s, incomplete %v", run.Verdict, run.Incomplete)
+	}
+	if c := run.Cluster; c.Provider != "local" || c.Nodes != 20 || c.Hollow == nil || c.Hollow.Nodes != 20 ||
+		c.Hollow.Processes != 2 || c.Hollow.RSSBytes <= 0 || len(c.NodesReady) < 2 || c.NodesReady[len(c.NodesReady)-1].Y != 20 {
+		t.Fatalf("summary.json cluster: %+v, hollow %+v", c, c.Hollow)
+	}
+	if len(run.Steps) == 0 || run.Steps[len(run.Steps)-1].Status != report.StepOK {
+		t.Fatalf("summary.json steps: %+v", run.Steps)
+	}
+	if n := checkPerfData(t, r.reportDir, run); n < 3 {
+		t.Fatalf("%d PerfData files, want one per summary with data (pod startup, API latency, scheduling, ...)", n)
+	}
+	j := readJUnit(t, filepath.Join(r.reportDir, report.JUnitFile))
+	if j.Suites[0].Failures != 0 || j.Suites[0].Tests < len(run.Steps)+len(run.Measurements) {
+		t.Fatalf("junit.xml: %+v", j.Suites[0])
+	}
+	g := readJUnit(t, filepath.Join(r.reportDir, "ginkgo-junit.xml"))
+	if !hasCase(g, "[step: 01] Starting measurements") || !hasCase(g, "[measurement] PodStartupLatency_PodStartupLatency") {
+		t.Fatalf("ginkgo's JUnit lacks the step and measurement specs: %+v", g)
+	}
+	if _, err := os.Stat(filepath.Join(r.reportDir, "generatedConfig_density.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	// The page as a person sees it: no console error, a verdict row per
+	// measurement, the plots, the green badge of a pass.
+	if err := htmlcheck.Report(filepath.Join(r.reportDir, report.HTMLFile), len(run.Measurements),
+		htmlcheck.GreenBadge, filepath.Join(t.TempDir(), "report.png")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDensitySuiteFailsWhenPodsStartTooSlowly(t *testing.T) {
+	r := startSuite(t, "--pod-start-delay=6s")
+	if code := r.wait(t, 20*time.Minute); code != 1 {
+		t.Fatalf("exit code %d, want 1 (the pod startup SLO violated); log %s:\n%s", code, r.logPath, r.tail())
+	}
+	run, err := report.ReadRun(r.reportDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Verdict != report.RunViolated {
+		t.Fatalf("summary.json verdict %s, want violated", run.Verdict)
+	}
+	j := readJUnit(t, filepath.Join(r.reportDir, report.JUnitFile))
+	failed := ""
+	for _, c := range j.Suites[0].Cases {
+		if c.Failure != nil && strings.Contains(c.Name, "PodStartupLatency") {
+			failed = c.Failure.Message
+		}
+	}
+	if !strings.Contains(failed, "pod_startup") {
+		t.Fatalf("junit.xml names no violated PodStartupLatency item: %q", failed)
+	}
+}
+
+// Ctrl-C while saturation pods are being created: the phase drains, the
+// run's namespaces are deleted, the reports say incomplete. The cluster is
+// kept so the test can look at it afterwards.
+func TestDensitySuiteInterruptedCleansUp(t *testing.T) {
+	r := startSuite(t, "--keep-cluster")
+	clusterDir := filepath.Join(r.reportDir, "cluster")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := controlplane.Down(ctx, clusterDir); err != nil {
+			t.Logf("stopping the kept cluster: %v", err)
+		}
+	})
+	c := waitForSaturation(t, r, clusterDir)
+	if err := r.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := r.wait(t, 5*time.Minute); code == 0 {
+		t.Fatalf("exit code 0 after an interrupt; log:\n%s", r.tail())
+	}
+	run, err := report.ReadRun(r.reportDir)
+	if err != nil {
+		t.Fatalf("no summary.json after the interrupt: %v; log:\n%s", err, r.tail())
+	}
+	if !run.Incomplete {
+		t.Fatalf("summary.json not marked incomplete: %+v", run.Steps)
+	}
+	if _, err := os.Stat(filepath.Join(r.reportDir, report.JUnitFile)); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := c.Client.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{LabelSelector: executor.RunLabel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ns.Items) != 0 {
+		t.Fatalf("%d namespaces of the run left after the interrupt", len(ns.Items))
+	}
+}
+
+// waitForSaturation waits until the run has created saturation
+// Deployments, and returns the kept cluster.
+func waitForSaturation(t *testing.T, r *suiteRun, clusterDir string) *local.Cluster {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Minute)
+	for time.Now().Before(deadline) {
+		select {
+		case <-r.done:
+			t.Fatalf("the suite ended (exit %d) before the saturation phase; log:\n%s", r.exitCode, r.tail())
+		case <-time.After(time.Second):
+		}
+		c, err := local.Attach(clusterDir, nil)
+		if err != nil {
+			continue
+		}
+		deps, err := c.Client.AppsV1().Deployments("").List(context.Background(), metav1.ListOptions{LabelSelector: executor.RunLabel})
+		if err == nil && len(deps.Items) > 0 {
+			return c
+		}
+	}
+	t.Fatalf("no saturation Deployment within 10 minutes; log:\n%s", r.tail())
+	return nil
+}
+
+// The existing provider on a cluster with a fleet already running: the
+// run is sized for the nodes there (--nodes=0), creates only its
+// namespaces, and leaves the nodes as they were.
+func TestDensitySuiteOnAnExistingCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	o := controlplane.DefaultOptions()
+	o.APIServerPort = 0
+	o.StopWithCaller = true
+	c, err := local.Start(ctx, filepath.Join(t.TempDir(), "cluster"), o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+	fleet, err := c.StartFleet(ctx, local.FleetOptions{Group: "existing", Nodes: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fleet.Stop() })
+	if err := local.WaitNodesReady(ctx, c.Client, local.HollowLabel+"=existing", 12, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := startSuite(t, "--provider=existing", "--kubeconfig="+c.Dir.AdminKubeconfig(), "--nodes=0")
+	if code := r.wait(t, 20*time.Minute); code != 0 {
+		t.Fatalf("exit code %d, want 0; log %s:\n%s", code, r.logPath, r.tail())
+	}
+	run, err := report.ReadRun(r.reportDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Verdict != report.RunPass || run.Cluster.Provider != "existing" || run.Cluster.Nodes != 12 || run.Cluster.Hollow != nil {
+		t.Fatalf("summary.json: verdict %s, cluster %+v", run.Verdict, run.Cluster)
+	}
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := 0
+	for i := range nodes.Items {
+		if local.NodeReady(&nodes.Items[i]) {
+			ready++
+		}
+	}
+	if len(nodes.Items) != 12 || ready != 12 {
+		t.Fatalf("after the run: %d nodes, %d Ready; want the fleet's 12 untouched", len(nodes.Items), ready)
+	}
+	ns, err := c.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: executor.RunLabel})
+	if err != nil || len(ns.Items) != 0 {
+		t.Fatalf("namespaces of the run left: %v, %v", ns, err)
+	}
+}
+
+func hasCase(j junit, substr string) bool {
+	for _, s := range j.Suites {
+		for _, c := range s.Cases {
+			if strings.Contains(c.Name, substr) {
+				return true
+			}
+		}
+	}
+	return false
+}
