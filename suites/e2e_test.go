@@ -22,11 +22,12 @@ import (
 	"github.com/kscale/kscale/framework/provider/local"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/framework/report/htmlcheck"
+	"github.com/kscale/kscale/framework/runner"
 )
 
 // The CI-sized density run: 20 fleet nodes, 10 saturation pods per node,
 // the small overrides (few latency pods, quickly).
-var ciArgs = []string{"--nodes=20", "--pods-per-node=10", "--nodes-per-fleet=10", "--testoverrides=../configs/density/overrides/small.yaml"}
+var ciArgs = []string{"--nodes=20", "--pods-per-node=10", "--nodes-per-fleet=10", "--testoverrides=../../configs/density/overrides/small.yaml"}
 
 // densityBinary builds the density suite's test binary once.
 func densityBinary(t *testing.T) string {
@@ -327,6 +328,14 @@ func TestDensitySuiteOnAnExistingCluster(t *testing.T) {
 	t.Cleanup(func() { _ = fleet.Stop() })
 	if err := local.WaitNodesReady(ctx, c.Client, local.HollowLabel+"=existing", 12, nil); err != nil {
 		t.Fatal(err)
+	}
+	// Ready comes a moment before the node lifecycle controller lifts the
+	// not-ready taint; only then are the nodes schedulable.
+	for n := 0; n != 12; {
+		if n, err = runner.SchedulableNodes(ctx, c.Config); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	r := startSuite(t, "--provider=existing", "--kubeconfig="+c.Dir.AdminKubeconfig(), "--nodes=0")
 	if code := r.wait(t, 20*time.Minute); code != 0 {

@@ -120,6 +120,9 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 		if o.Nodes, err = countNodes(f.Kubeconfig); err != nil {
 			return nil, err
 		}
+		if o.Nodes == 0 {
+			return nil, errors.New("--nodes=0: the cluster has no schedulable node to size the run for")
+		}
 		po.Nodes = o.Nodes
 	}
 	compiled, err := runner.Compile(o)
