@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -234,7 +236,7 @@ func newPage(r *Run) page {
 				throughputMax = math.Max(throughputMax, maxX(pts))
 			}
 		case methodResourceUsage:
-			for _, name := range sortedKeys(m.Series) {
+			for _, name := range slices.Sorted(maps.Keys(m.Series)) {
 				pts := m.Series[name]
 				var into *[]Line
 				var component string
@@ -283,7 +285,7 @@ func newVerdictRow(m Measurement) verdictRow {
 		row.Entry = entry
 	}
 	// Judged numbers first: they are what the verdict is about.
-	keys := sortedKeys(m.Headline)
+	keys := slices.Sorted(maps.Keys(m.Headline))
 	sort.SliceStable(keys, func(i, j int) bool {
 		_, ti := m.Thresholds[keys[i]]
 		_, tj := m.Thresholds[keys[j]]
@@ -367,15 +369,6 @@ func summaryName(m Measurement) string {
 		return m.Name
 	}
 	return m.Method + "_" + m.Identifier
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func countMethod(ms []Measurement, method string) int {

@@ -59,13 +59,13 @@ func newRunReport(o Options, c *config.Compiled, cfg *rest.Config, client kubern
 }
 
 // writeReports writes every report of the run into dir: the PerfData of
-// each summary, summary.json and junit.xml.
+// each summary, summary.json, junit.xml and report.html.
 func writeReports(dir string, r *report.Run, summaries []measurements.Summary, started time.Time) ([]string, error) {
 	files, err := report.WriteSummaries(dir, r.Config, started, summaries)
 	if err != nil {
 		return files, err
 	}
-	for _, write := range []func(string, *report.Run) (string, error){report.WriteRun, report.WriteJUnit} {
+	for _, write := range []func(string, *report.Run) (string, error){report.WriteRun, report.WriteJUnit, report.WriteHTML} {
 		path, err := write(dir, r)
 		if err != nil {
 			return files, err
