@@ -21,9 +21,9 @@ LDFLAGS := -s -w $(foreach p,$(VERSION_PKGS),-X '$(p).gitVersion=$(K8S_VERSION)'
 # Kubernetes tree (minutes on a cold cache), so `make vet-all` does that apart.
 # Integration packages start real clusters and run one at a time.
 HEAVY_PKGS       := /cmd/ /controlplane/components /kubemark/morph
-INTEGRATION_PKGS := ./framework/provider/local/... ./suites
+INTEGRATION_PKGS := ./framework/provider/local/... ./framework/provider/kubemark ./suites
 LIGHT_PKGS = $(shell $(GO) list ./... | grep -v $(foreach p,$(HEAVY_PKGS),-e $(p)))
-UNIT_PKGS  = $(shell $(GO) list ./... | grep -v $(foreach p,$(HEAVY_PKGS) /suites /framework/provider/local,-e $(p)))
+UNIT_PKGS  = $(shell $(GO) list ./... | grep -v $(foreach p,$(HEAVY_PKGS) /suites /framework/provider/local /framework/provider/kubemark,-e $(p)))
 
 export KSCALE_BIN_DIR := $(BIN)
 

@@ -43,7 +43,7 @@ func newRootCommand() *cobra.Command {
 	klogFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	root.PersistentFlags().AddGoFlagSet(klogFlags)
-	root.AddCommand(newClusterCommand(), newValidateCommand(), newRunCommand(), newCompareCommand(), newReportCommand(), newVersionCommand())
+	root.AddCommand(newClusterCommand(), newValidateCommand(), newRunCommand(), newCompareCommand(), newReportCommand(), newKubemarkCommand(), newVersionCommand())
 	return root
 }
 

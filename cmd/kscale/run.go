@@ -87,7 +87,7 @@ func newRunCommand() *cobra.Command {
 	fs.BoolVar(&o.KeepNamespaces, "keep-namespaces", false, "leave the run's namespaces in place at the end")
 	fs.BoolVar(&o.Force, "force", false, "start even when the cluster holds namespaces of another kscale run")
 	fs.IntVar(&o.ClientsNumber, "k8s-clients-number", 0, "client connections for object writes (default one per 100 nodes)")
-	fs.Float32Var(&o.QPS, "kube-api-qps", 0, "client QPS (default client-go's)")
+	fs.Float32Var(&o.QPS, "kube-api-qps", 0, "client-side QPS limit of the run's clients (default none: the tuning sets pace the load)")
 	fs.IntVar(&o.Burst, "kube-api-burst", 0, "client burst")
 	fs.StringVar(&o.ClusterDir, "cluster-dir", "", "local cluster folder whose processes the measurements observe (default: the kubeconfig's folder, when kscale cluster up made it)")
 	fs.StringArrayVar(&fleets, "fleet", nil, "endpoint of a hollow-node fleet in the cluster, e.g. http://127.0.0.1:10269 (repeatable): its usage is reported and chaosMonkey fails its nodes")

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kscale/kscale/framework/golden"
 )
 
 func compareFixture() (a, b *Run) {
@@ -61,7 +63,7 @@ func TestCompare(t *testing.T) {
 	if err := WriteCompareText(&text, a, b, deltas); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "compare.golden.txt", text.Bytes())
+	golden.Check(t, "compare.golden.txt", text.Bytes())
 	var page bytes.Buffer
 	if err := WriteCompareHTML(&page, a, b, deltas); err != nil {
 		t.Fatal(err)

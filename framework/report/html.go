@@ -85,6 +85,7 @@ const contentPolicy = "default-src 'none'; style-src 'unsafe-inline'"
 var htmlFuncs = template.FuncMap{
 	"num":        formatNumber,
 	"secs":       formatSeconds,
+	"inc":        func(i int) int { return i + 1 },
 	"when":       formatTime,
 	"stylesheet": func() template.CSS { return template.CSS(styleSheet) },
 	"csp":        func() string { return contentPolicy },
@@ -534,7 +535,7 @@ var reportHTML = template.Must(template.New("report").Funcs(htmlFuncs).Parse(`<!
 {{- if .Steps}}
 <table id="steps"><tr><th class="num">#</th><th>step</th><th>status</th><th class="num">duration</th><th>errors</th></tr>
 {{- range .Steps}}
-<tr><td class="num">{{.Index}}</td><td>{{.Name}}</td><td class="{{class .Status}}">{{.Status}}</td><td class="num">{{secs .DurationSeconds}}</td><td>{{if .Errors}}<ul class="plain">{{range .Errors}}<li>{{.}}</li>{{end}}</ul>{{end}}</td></tr>
+<tr><td class="num">{{printf "%02d" (inc .Index)}}</td><td>{{.Name}}</td><td class="{{class .Status}}">{{.Status}}</td><td class="num">{{secs .DurationSeconds}}</td><td>{{if .Errors}}<ul class="plain">{{range .Errors}}<li>{{.}}</li>{{end}}</ul>{{end}}</td></tr>
 {{- end}}
 </table>
 {{- else}}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kscale/kscale/framework/golden"
 	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/measurements"
 )
@@ -122,7 +123,7 @@ func TestHTMLGolden(t *testing.T) {
 	if err := HTML(&buf, reportFixture()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.golden.html", buf.Bytes())
+	golden.Check(t, "report.golden.html", buf.Bytes())
 }
 
 // TestHTMLContents checks what a reader looks for first, independently of

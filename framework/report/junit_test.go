@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kscale/kscale/framework/golden"
 	"github.com/kscale/kscale/measurements"
 )
 
@@ -37,7 +38,7 @@ func TestJUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "junit.golden.xml", data)
+	golden.Check(t, "junit.golden.xml", data)
 	var parsed junitSuites
 	if err := xml.Unmarshal(data, &parsed); err != nil {
 		t.Fatalf("junit.xml does not parse: %v", err)

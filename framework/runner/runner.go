@@ -168,8 +168,11 @@ func Start(ctx context.Context, o Options, warn io.Writer) (*Session, error) {
 	if err != nil {
 		return nil, &InputError{fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)}
 	}
-	if o.QPS != 0 {
-		restCfg.QPS, restCfg.Burst = o.QPS, o.Burst
+	// The tuning sets pace the load; client-go's default limit (5/s) would
+	// pace it instead (a Parallel delete of 500 objects: 100 s).
+	restCfg.QPS, restCfg.Burst = -1, 0
+	if o.QPS > 0 {
+		restCfg.QPS, restCfg.Burst = o.QPS, max(o.Burst, 1)
 	}
 	if o.Nodes == 0 {
 		// As clusterloader2 does: the test is sized for the nodes there are.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kscale/kscale/framework/provider"
+	"github.com/kscale/kscale/framework/provider/kubemark"
 )
 
 // Flags are the suite flags given after `--`.
@@ -56,6 +57,8 @@ func bindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.PrometheusURL, "prometheus-url", "", "Prometheus server scraping the cluster; API latency is then read from it")
 	fs.IntVar(&f.ClientsNumber, "k8s-clients-number", 0, "client connections for object writes (default one per 100 nodes)")
 	fs.DurationVar(&f.StepTimeout, "step-timeout", 2*time.Hour, "longest one step may take")
+	// The kubemark provider's own flags (--kubemark-image, tolerations, ...).
+	kubemark.CommandLine.AddFlags(fs)
 	return f
 }
 

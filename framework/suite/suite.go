@@ -222,9 +222,6 @@ func (r *run) start(ctx SpecContext) {
 	o := r.options
 	o.Kubeconfig, o.ClusterDir, o.Nodes, o.Fleets = cl.Kubeconfig, cl.ClusterDir, cl.Nodes, cl.Fleets
 	o.Hollow, o.NodesReady, o.ProvisionSeconds = cl.Hollow, cl.NodesReady, cl.ProvisionSeconds
-	for i, f := range cl.Fleets {
-		o.Components = append(o.Components, measurements.Component{Name: "fleet-" + strconv.Itoa(i), MetricsURL: f + "/metrics"})
-	}
 	// The run's context is not the spec's: what a step starts lives on to
 	// later steps; Session.Step ends it when a step's spec is interrupted.
 	r.session, err = runner.Start(context.WithoutCancel(ctx), o, GinkgoWriter)

@@ -1,4 +1,7 @@
-package report
+// Package golden compares generated output with checked-in files under a
+// test's testdata/, for the tests of packages that render files (reports,
+// manifests); `go test ./PKG -update` rewrites them.
+package golden
 
 import (
 	"flag"
@@ -7,11 +10,10 @@ import (
 	"testing"
 )
 
-// update rewrites the golden files: go test ./framework/report -update.
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
+// Check compares got with testdata/name, or rewrites it with -update.
+func Check(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {
@@ -25,6 +27,6 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
 	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file (go test ./framework/report -update rewrites it):\n%s", name, got)
+		t.Errorf("%s differs from the golden file (-update rewrites it):\n%s", name, got)
 	}
 }
