@@ -203,7 +203,6 @@ type run struct {
 	*plan
 	prov    provider.Provider
 	session *runner.Session
-	result  *runner.Result
 	// steps are the results of the steps run so far.
 	steps []executor.StepResult
 }
@@ -224,7 +223,7 @@ func (r *run) start(ctx SpecContext) {
 	o.Hollow, o.NodesReady, o.ProvisionSeconds = cl.Hollow, cl.NodesReady, cl.ProvisionSeconds
 	// The run's context is not the spec's: what a step starts lives on to
 	// later steps; Session.Step ends it when a step's spec is interrupted.
-	r.session, err = runner.Start(context.WithoutCancel(ctx), o, GinkgoWriter)
+	r.session, err = runner.Start(context.WithoutCancel(ctx), o, os.Stderr)
 	Expect(err).NotTo(HaveOccurred(), "starting the run")
 	Expect(r.session.Steps()).To(HaveLen(len(r.compiled.Config.Steps)),
 		"the config compiled for %d nodes has other steps than for the %d planned", o.Nodes, r.options.Nodes)
@@ -308,7 +307,6 @@ func (r *run) verdict(call executor.MeasurementCall) {
 func (r *run) finish(ctx SpecContext) {
 	res, err := r.session.Finish(ctx)
 	Expect(err).NotTo(HaveOccurred(), "finishing the run")
-	r.result = res
 	path := filepath.Join(r.options.ReportDir, report.HTMLFile)
 	// Long waits print progress on stderr and the verdicts on stdout
 	// whatever Ginkgo's verbosity: a nightly job's log shows them.
