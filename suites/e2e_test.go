@@ -377,3 +377,16 @@ func hasCase(j junit, substr string) bool {
 	}
 	return false
 }
+
+// `go tool ginkgo ./suites/density -- FLAGS` reaches the suite's flags:
+// the ginkgo CLI runs a package as a Ginkgo suite (passing what follows
+// `--`) only when its tests import Ginkgo. A bad --nodes proves the flag
+// arrived; the CLI reports every failing suite as exit 1.
+func TestGinkgoCLIPassesTheSuiteFlags(t *testing.T) {
+	cmd := exec.Command("go", "tool", "ginkgo", "./density", "--", "--nodes=-3")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || !strings.Contains(string(out), "--nodes=-3: must be 0 or more") {
+		t.Fatalf("ginkgo with --nodes=-3: %v\n%s", err, out)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive // the Ginkgo DSL
@@ -51,19 +50,18 @@ type plan struct {
 
 var current *plan
 
-// Run is the suite's TestX: it checks the flags and compiles the config
-// (exit 2 on bad input, before anything starts), then runs the specs.
-func Run(t *testing.T, s Suite) {
+// Prepare is the first thing a suite's TestX does, before RunSpecs: it
+// checks the flags and compiles the config (exit 2 on bad input, before
+// anything starts), so that Define can build a spec per step.
+func Prepare(s Suite) {
 	p, err := newPlan(s, flags)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", s.Name, err)
 		os.Exit(2)
 	}
 	current = p
-	stopSecondInterrupt := exitOnSecondInterrupt()
-	defer stopSecondInterrupt()
+	exitOnSecondInterrupt()
 	RegisterFailHandler(Fail)
-	RunSpecs(t, s.Name)
 }
 
 func newPlan(s Suite, f *Flags) (*plan, error) {
@@ -164,7 +162,7 @@ func Define(s Suite) bool {
 	return Describe(s.Name, Ordered, ContinueOnFailure, Label(s.Labels...), func() {
 		p := current
 		if p == nil || p.suite.Name != s.Name {
-			panic("suite.Define(" + s.Name + ") needs suite.Run(t, the same Suite) in the package's test")
+			panic("suite.Define(" + s.Name + ") needs suite.Prepare(the same Suite) before RunSpecs")
 		}
 		r := &run{plan: p}
 		BeforeAll(r.start, NodeTimeout(2*time.Hour))
@@ -328,29 +326,17 @@ func incomplete(r *report.Run) string {
 
 // exitOnSecondInterrupt makes a second Ctrl-C end the suite at once:
 // Ginkgo's first interrupt drains and cleans up, which can take a while.
-// The local cluster and hollow nodes die with the process.
-func exitOnSecondInterrupt() (stop func()) {
+// The local cluster and hollow nodes die with the process. The watcher
+// lives as long as the suite's process.
+func exitOnSecondInterrupt() {
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
 	go func() {
-		seen := 0
-		for {
-			select {
-			case <-done:
-				return
-			case <-ch:
-				if seen++; seen == 2 {
-					fmt.Fprintln(os.Stderr, "second interrupt: exiting without cleanup")
-					os.Exit(1)
-				}
-			}
-		}
+		<-ch
+		<-ch
+		fmt.Fprintln(os.Stderr, "second interrupt: exiting without cleanup")
+		os.Exit(1)
 	}()
-	return func() {
-		signal.Stop(ch)
-		close(done)
-	}
 }
 
 // moduleRoot is the folder of go.mod above the working directory (go test

@@ -3,6 +3,8 @@ package apilatency
 import (
 	"testing"
 
+	"github.com/onsi/ginkgo/v2"
+
 	"github.com/kscale/kscale/framework/suite"
 )
 
@@ -10,4 +12,9 @@ var apilatency = suite.Suite{Name: "apilatency", Config: "configs/apilatency/con
 
 var _ = suite.Define(apilatency)
 
-func TestAPILatency(t *testing.T) { suite.Run(t, apilatency) }
+// TestAPILatency settles the flags and the config (bad input exits 2 before
+// anything starts), then runs a spec per step and per measurement.
+func TestAPILatency(t *testing.T) {
+	suite.Prepare(apilatency)
+	ginkgo.RunSpecs(t, "apilatency")
+}

@@ -3,6 +3,8 @@ package density
 import (
 	"testing"
 
+	"github.com/onsi/ginkgo/v2"
+
 	"github.com/kscale/kscale/framework/suite"
 )
 
@@ -10,4 +12,9 @@ var density = suite.Suite{Name: "density", Config: "configs/density/config.yaml"
 
 var _ = suite.Define(density)
 
-func TestDensity(t *testing.T) { suite.Run(t, density) }
+// TestDensity settles the flags and the config (bad input exits 2 before
+// anything starts), then runs a spec per step and per measurement.
+func TestDensity(t *testing.T) {
+	suite.Prepare(density)
+	ginkgo.RunSpecs(t, "density")
+}
