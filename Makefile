@@ -56,8 +56,8 @@ density: build ## the density suite: local cluster, hollow-node fleets, the dens
 
 # make bench BENCH=FleetKubelet1000 runs one; all of them take about 1.5 h.
 BENCH ?= .
-bench: build ## benchmarks; results in results/bench/*.json
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -timeout 180m ./framework/tuningset/ ./framework/executor/ ./framework/provider/local/...
+bench: build ## benchmarks; results in results/bench/*.json (KSCALE_BENCH_NODES=1000 for the big density run)
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -timeout 180m ./framework/tuningset/ ./framework/executor/ ./framework/provider/local/... ./suites
 
 clean-results:
 	rm -rf results/*/ && mkdir -p results

@@ -30,7 +30,7 @@ import (
 var ciArgs = []string{"--nodes=20", "--pods-per-node=10", "--nodes-per-fleet=10", "--testoverrides=../../configs/density/overrides/small.yaml"}
 
 // densityBinary builds the density suite's test binary once.
-func densityBinary(t *testing.T) string {
+func densityBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "kscale-suite-bin-")
@@ -59,10 +59,16 @@ type suiteRun struct {
 	exitCode  int
 }
 
-// startSuite starts the density suite with args, its output in a log file
-// of the report folder (the test binary runs in suites/density, as go test
-// would run it).
-func startSuite(t *testing.T, args ...string) *suiteRun {
+// startSuite starts the density suite at CI size with more args.
+func startSuite(t testing.TB, args ...string) *suiteRun {
+	t.Helper()
+	return startSuiteArgs(t, append(append([]string{}, ciArgs...), args...))
+}
+
+// startSuiteArgs starts the density suite with args, its output in a log
+// file beside the report folder (the test binary runs in suites/density,
+// as go test would run it).
+func startSuiteArgs(t testing.TB, args []string) *suiteRun {
 	t.Helper()
 	bin := densityBinary(t)
 	r := &suiteRun{reportDir: filepath.Join(t.TempDir(), "report"), done: make(chan struct{})}
@@ -71,8 +77,8 @@ func startSuite(t *testing.T, args ...string) *suiteRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := append([]string{"-test.v", "-ginkgo.v", "--report-dir=" + r.reportDir,
-		"-ginkgo.junit-report=" + r.reportDir + "/ginkgo-junit.xml"}, ciArgs...)
+	all := []string{"-test.v", "-ginkgo.v", "--report-dir=" + r.reportDir,
+		"-ginkgo.junit-report=" + r.reportDir + "/ginkgo-junit.xml"}
 	r.cmd = exec.Command(bin, append(all, args...)...)
 	r.cmd.Dir = "density"
 	r.cmd.Stdout, r.cmd.Stderr = log, log
@@ -102,7 +108,7 @@ func startSuite(t *testing.T, args ...string) *suiteRun {
 }
 
 // wait waits for the suite to exit and returns its exit code.
-func (r *suiteRun) wait(t *testing.T, limit time.Duration) int {
+func (r *suiteRun) wait(t testing.TB, limit time.Duration) int {
 	t.Helper()
 	select {
 	case <-r.done:
