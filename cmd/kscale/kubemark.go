@@ -24,7 +24,7 @@ func newKubemarkCommand() *cobra.Command {
 }
 
 func newKubemarkRenderCommand() *cobra.Command {
-	po := provider.Options{Hollow: provider.HollowFleet, NodesPerFleet: kubemark.DefaultNodesPerFleet, MaxPods: kubemark.DefaultMaxPods}
+	po := provider.Options{Hollow: provider.HollowFleet, NodesPerFleet: provider.DefaultNodesPerFleet, MaxPods: provider.DefaultMaxPods}
 	o := kubemark.DefaultOptions()
 	cmd := &cobra.Command{
 		Use:   "render --nodes N --kubeconfig TEST --kubemark-image IMAGE",

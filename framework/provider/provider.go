@@ -48,6 +48,39 @@ const (
 	HollowKubelet = "kubelet"
 )
 
+// Defaults of the options that shape hollow nodes.
+const (
+	DefaultNodesPerFleet = 1000
+	DefaultMaxPods       = 110
+)
+
+// CheckHollow checks the options that shape hollow nodes, for a provider
+// that starts them (named in the messages), and fills in their defaults.
+func (o *Options) CheckHollow(name string) error {
+	if o.Hollow == "" {
+		o.Hollow = HollowFleet
+	}
+	if o.Hollow != HollowFleet && o.Hollow != HollowKubelet {
+		return fmt.Errorf("--hollow=%s: unknown kind of hollow node (allowed: %s, %s)", o.Hollow, HollowFleet, HollowKubelet)
+	}
+	if o.Nodes <= 0 {
+		return fmt.Errorf("--nodes=%d: the %s provider needs a node count above 0", o.Nodes, name)
+	}
+	if o.NodesPerFleet < 0 {
+		return fmt.Errorf("--nodes-per-fleet=%d: must be above 0", o.NodesPerFleet)
+	}
+	if o.NodesPerFleet == 0 {
+		o.NodesPerFleet = DefaultNodesPerFleet
+	}
+	if o.MaxPods < 0 {
+		return fmt.Errorf("--max-pods=%d: must be above 0", o.MaxPods)
+	}
+	if o.MaxPods == 0 {
+		o.MaxPods = DefaultMaxPods
+	}
+	return nil
+}
+
 // Cluster is what a provider provisioned: where the test cluster is and
 // what its hollow nodes are.
 type Cluster struct {
@@ -113,7 +146,7 @@ func New(name string, o Options) (Provider, error) {
 	if !ok {
 		return nil, fmt.Errorf("--provider=%s: unknown provider (allowed: %s)", name, strings.Join(Names(), ", "))
 	}
-	if o.Hollow != HollowFleet && o.Hollow != HollowKubelet {
+	if o.Hollow != "" && o.Hollow != HollowFleet && o.Hollow != HollowKubelet {
 		return nil, fmt.Errorf("--hollow=%s: unknown kind of hollow node (allowed: %s, %s)", o.Hollow, HollowFleet, HollowKubelet)
 	}
 	if o.Nodes < 0 {

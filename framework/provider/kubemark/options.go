@@ -29,11 +29,9 @@ const (
 
 // Defaults of the options.
 const (
-	DefaultNamespace     = "kscale-kubemark"
-	DefaultName          = "kscale"
-	DefaultCommand       = "/kubemark"
-	DefaultNodesPerFleet = 1000
-	DefaultMaxPods       = 110
+	DefaultNamespace = "kscale-kubemark"
+	DefaultName      = "kscale"
+	DefaultCommand   = "/kubemark"
 )
 
 // Options are the kubemark provider's own settings, beside the run's

@@ -135,26 +135,8 @@ func Render(po provider.Options, o Options) (*Manifests, error) {
 	if err != nil {
 		return nil, err
 	}
-	if po.Hollow == "" {
-		po.Hollow = provider.HollowFleet
-	}
-	if po.Hollow != provider.HollowFleet && po.Hollow != provider.HollowKubelet {
-		return nil, fmt.Errorf("--hollow=%s: allowed values are %s, %s", po.Hollow, provider.HollowFleet, provider.HollowKubelet)
-	}
-	if po.Nodes <= 0 {
-		return nil, fmt.Errorf("--nodes=%d: the kubemark provider needs a node count above 0", po.Nodes)
-	}
-	if po.NodesPerFleet < 0 {
-		return nil, fmt.Errorf("--nodes-per-fleet=%d: must be above 0", po.NodesPerFleet)
-	}
-	if po.NodesPerFleet == 0 {
-		po.NodesPerFleet = DefaultNodesPerFleet
-	}
-	if po.MaxPods < 0 {
-		return nil, fmt.Errorf("--max-pods=%d: must be above 0", po.MaxPods)
-	}
-	if po.MaxPods == 0 {
-		po.MaxPods = DefaultMaxPods
+	if err := po.CheckHollow("kubemark"); err != nil {
+		return nil, err
 	}
 	if po.Kubeconfig == "" {
 		return nil, errors.New("--kubeconfig: required: the test cluster the hollow nodes join")

@@ -18,10 +18,6 @@ import (
 
 func init() { provider.Register("local", NewProvider) }
 
-// DefaultNodesPerFleet is how many hollow nodes one fleet process runs
-// unless told otherwise.
-const DefaultNodesPerFleet = 1000
-
 // hollowNamePrefix names the provider's hollow nodes: hollow-node-0, -1, ...
 const hollowNamePrefix = "hollow-node-"
 
@@ -37,14 +33,8 @@ type Provider struct {
 
 // NewProvider checks the options for the local provider.
 func NewProvider(o provider.Options) (provider.Provider, error) {
-	if o.Nodes <= 0 {
-		return nil, fmt.Errorf("--nodes=%d: the local provider needs a node count above 0", o.Nodes)
-	}
-	if o.NodesPerFleet < 0 {
-		return nil, fmt.Errorf("--nodes-per-fleet=%d: must be above 0", o.NodesPerFleet)
-	}
-	if o.NodesPerFleet == 0 {
-		o.NodesPerFleet = DefaultNodesPerFleet
+	if err := o.CheckHollow("local"); err != nil {
+		return nil, err
 	}
 	if o.Dir == "" {
 		return nil, errors.New("local provider: a folder for the cluster is required")
@@ -74,8 +64,7 @@ func (p *Provider) Provision(ctx context.Context) (*provider.Cluster, error) {
 	out := &provider.Cluster{Kubeconfig: c.Dir.AdminKubeconfig(), ClusterDir: c.Dir.Path(), Nodes: p.o.Nodes, Hollow: hollow}
 	switch p.o.Hollow {
 	case provider.HollowKubelet:
-		args := p.o.HollowArgs
-		g, err := c.StartNodes(ctx, p.o.Nodes, NodeOptions{Group: "kubelet", NamePrefix: hollowNamePrefix, MaxPods: p.o.MaxPods, ExtraArgs: args})
+		g, err := c.StartNodes(ctx, p.o.Nodes, NodeOptions{Group: "kubelet", NamePrefix: hollowNamePrefix, MaxPods: p.o.MaxPods, ExtraArgs: p.o.HollowArgs})
 		if err != nil {
 			return nil, fmt.Errorf("starting %d kubelet-morph hollow nodes: %w", p.o.Nodes, err)
 		}
@@ -85,10 +74,7 @@ func (p *Provider) Provision(ctx context.Context) (*provider.Cluster, error) {
 		}
 	default:
 		for first := 0; first < p.o.Nodes; first += p.o.NodesPerFleet {
-			args := append([]string{}, p.o.HollowArgs...)
-			if p.o.MaxPods > 0 {
-				args = append(args, "--max-pods="+strconv.Itoa(p.o.MaxPods))
-			}
+			args := append(append([]string{}, p.o.HollowArgs...), "--max-pods="+strconv.Itoa(p.o.MaxPods))
 			f, err := c.StartFleet(ctx, FleetOptions{
 				Group:      "fleet-" + strconv.Itoa(len(p.fleets)),
 				Nodes:      min(p.o.NodesPerFleet, p.o.Nodes-first),
