@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
-
-	"golang.org/x/net/http2"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/client-go/transport"
 
 	"github.com/kscale/kscale/controlplane/pki"
+	"github.com/kscale/kscale/kubemark/fleet/h2client"
 )
 
 // clientFactory makes the API clients of the fleet's nodes.
@@ -80,11 +80,7 @@ func (f *clientFactory) ownIdentity() bool { return f.ca != nil }
 // connection, as every kubelet has.
 func (f *clientFactory) forNode(name string) (*rest.RESTClient, error) {
 	if f.ca == nil {
-		cfg := rest.CopyConfig(f.base)
-		// A dialer of its own makes client-go build this node a transport
-		// (and so a connection) of its own instead of sharing a cached one.
-		cfg.Dial = newDialer().DialContext
-		return f.client(cfg)
+		return f.ownConnection(rest.CopyConfig(f.base))
 	}
 	kp, err := f.ca.ClientCert("system:node:"+name, "system:nodes")
 	if err != nil {
@@ -94,30 +90,16 @@ func (f *clientFactory) forNode(name string) (*rest.RESTClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The node's transport is built here rather than by client-go, so that
+	// The node's TLS config is built here rather than by client-go, so that
 	// thousands of them share one parsed CA pool and no per-node TLS cache
 	// entries: a node's connection costs what a kubelet's costs, and no more.
-	base := &http.Transport{
-		DialContext: newDialer().DialContext,
-		TLSClientConfig: &tls.Config{
-			RootCAs:      f.roots,
-			Certificates: []tls.Certificate{cert},
-			ServerName:   f.base.TLSClientConfig.ServerName,
-			MinVersion:   tls.VersionTLS12,
-		},
-		TLSHandshakeTimeout: 10 * time.Second,
-		IdleConnTimeout:     90 * time.Second,
-		MaxIdleConnsPerHost: 25,
-		ForceAttemptHTTP2:   true,
-	}
-	h2, err := http2.ConfigureTransports(base)
-	if err != nil {
-		return nil, err
-	}
-	// As client-go configures every kubelet's connection: ping after 30 s
-	// without a frame, give up after 15 s more.
-	h2.ReadIdleTimeout, h2.PingTimeout = 30*time.Second, 15*time.Second
-	rt, err := transport.HTTPWrappersForConfig(&transport.Config{UserAgent: f.base.UserAgent}, base)
+	rt := newNodeTransport(&tls.Config{
+		RootCAs:      f.roots,
+		Certificates: []tls.Certificate{cert},
+		ServerName:   f.base.TLSClientConfig.ServerName,
+		MinVersion:   tls.VersionTLS12,
+	})
+	wrapped, err := transport.HTTPWrappersForConfig(&transport.Config{UserAgent: f.base.UserAgent}, rt)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +107,44 @@ func (f *clientFactory) forNode(name string) (*rest.RESTClient, error) {
 	cfg.TLSClientConfig = rest.TLSClientConfig{}
 	cfg.BearerToken, cfg.BearerTokenFile, cfg.Username, cfg.Password = "", "", "", ""
 	cfg.ExecProvider, cfg.AuthProvider = nil, nil
+	return rest.RESTClientForConfigAndClient(cfg, &http.Client{Transport: wrapped})
+}
+
+// ownConnection returns a client with the kubeconfig's credential on a
+// connection of its own. Over TLS it is the fleet's lean HTTP/2 transport;
+// a plain-HTTP server gets client-go's transport with a dialer of its own,
+// which makes client-go build it a connection of its own too.
+func (f *clientFactory) ownConnection(cfg *rest.Config) (*rest.RESTClient, error) {
+	u, err := url.Parse(cfg.Host)
+	if err != nil || u.Scheme != "https" {
+		cfg.Dial = newDialer().DialContext
+		return f.client(cfg)
+	}
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if tlsConfig == nil {
+		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	rt, err := rest.HTTPWrappersForConfig(cfg, newNodeTransport(tlsConfig))
+	if err != nil {
+		return nil, err
+	}
 	return rest.RESTClientForConfigAndClient(cfg, &http.Client{Transport: rt})
+}
+
+// newNodeTransport is one node's connection to the apiserver. Like every
+// kubelet's client-go connection it pings after 30 s without a frame and
+// gives up 15 s later; unlike Go's HTTP/2 client it parks no goroutine per
+// open watch (see package h2client).
+func newNodeTransport(tlsConfig *tls.Config) *h2client.Transport {
+	return &h2client.Transport{
+		TLSClientConfig: tlsConfig,
+		DialContext:     newDialer().DialContext,
+		ReadIdleTimeout: 30 * time.Second,
+		PingTimeout:     15 * time.Second,
+	}
 }
 
 func newDialer() *net.Dialer {

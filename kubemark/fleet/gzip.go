@@ -15,21 +15,28 @@ import (
 // stream's whole life; across thousands of watches that is most of a fleet's
 // memory, while an idle watch needs none of it.
 type memberReader struct {
-	src *bufio.Reader
+	src *peekReader
 	zr  *gzip.Reader // nil between members
 }
 
 var gzipReaders sync.Pool // *gzip.Reader
 
 func newMemberReader(body io.Reader) *memberReader {
-	return &memberReader{src: bufio.NewReaderSize(body, 512)}
+	return &memberReader{src: newPeekReader(body)}
+}
+
+// wait blocks until the next member starts, holding no decompressor.
+func (m *memberReader) wait() error {
+	if m.zr != nil {
+		return nil
+	}
+	return m.src.wait()
 }
 
 func (m *memberReader) Read(p []byte) (int, error) {
 	for {
 		if m.zr == nil {
-			// Wait for the next member without holding a decompressor.
-			if _, err := m.src.Peek(1); err != nil {
+			if err := m.src.wait(); err != nil {
 				return 0, err
 			}
 			zr, _ := gzipReaders.Get().(*gzip.Reader)
@@ -65,4 +72,58 @@ func (m *memberReader) Close() {
 		gzipReaders.Put(m.zr)
 		m.zr = nil
 	}
+}
+
+// peekReader lets a reader be waited on without a buffer: wait reads one
+// byte and holds it for the next read. It is also the byte reader the gzip
+// inflater needs to stop exactly at a member's end; a body that reads bytes
+// itself (the fleet's HTTP/2 transport) is used as it is, any other gets a
+// small bufio.Reader of its own.
+type peekReader struct {
+	r    io.Reader
+	br   io.ByteReader
+	held bool
+	b    byte
+}
+
+func newPeekReader(r io.Reader) *peekReader {
+	br, ok := r.(io.ByteReader)
+	if !ok {
+		b := bufio.NewReaderSize(r, 512)
+		r, br = b, b
+	}
+	return &peekReader{r: r, br: br}
+}
+
+func (p *peekReader) wait() error {
+	if p.held {
+		return nil
+	}
+	b, err := p.br.ReadByte()
+	if err != nil {
+		return err
+	}
+	p.b, p.held = b, true
+	return nil
+}
+
+func (p *peekReader) ReadByte() (byte, error) {
+	if p.held {
+		p.held = false
+		return p.b, nil
+	}
+	return p.br.ReadByte()
+}
+
+func (p *peekReader) Read(buf []byte) (int, error) {
+	if !p.held || len(buf) == 0 {
+		return p.r.Read(buf)
+	}
+	buf[0] = p.b
+	p.held = false
+	if len(buf) == 1 {
+		return 1, nil
+	}
+	n, err := p.r.Read(buf[1:])
+	return n + 1, err
 }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,11 +19,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	restclientwatch "k8s.io/client-go/rest/watch"
 	"k8s.io/klog/v2"
 )
 
@@ -116,18 +115,18 @@ func (w *watcher) once(ctx context.Context, client *rest.RESTClient, spec watchS
 	open.Inc()
 	defer open.Dec()
 
-	var stream io.Reader = body
+	var stream waitReader
 	if body.gzipped {
 		members := newMemberReader(body)
 		defer members.Close()
 		stream = members
+	} else {
+		stream = newPeekReader(body)
 	}
-	frames := w.info.StreamSerializer.Framer.NewFrameReader(io.NopCloser(stream))
-	events := restclientwatch.NewDecoder(streaming.NewDecoder(frames, w.info.StreamSerializer.Serializer), scheme.Codecs.UniversalDeserializer())
-	defer events.Close()
+	events := w.newEventReader(stream)
 	last := rv
 	for {
-		typ, obj, err := events.Decode()
+		typ, obj, err := events.next()
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || ctx.Err() != nil {
 				return last, nil
@@ -151,6 +150,90 @@ func (w *watcher) once(ctx context.Context, client *rest.RESTClient, spec watchS
 			spec.handle(typ, obj)
 		}
 	}
+}
+
+// waitReader is a watch stream that can be waited on without a buffer.
+type waitReader interface {
+	io.Reader
+	wait() error
+}
+
+// eventReader decodes a watch stream event by event into a buffer borrowed
+// for one frame: thousands of idle watches hold no decode buffers, where
+// client-go's decoder keeps one per watch, sized for its largest event.
+type eventReader struct {
+	src    waitReader
+	frames io.Reader
+	outer  runtime.Decoder // the WatchEvent envelope
+	// waitFirst: wait for the stream's next byte before borrowing a buffer.
+	// Only for length-prefixed frames (protobuf): the JSON framer reads
+	// ahead into a decoder of its own, so its next event may already be in
+	// hand while the stream has nothing more.
+	waitFirst bool
+}
+
+func (w *watcher) newEventReader(src waitReader) *eventReader {
+	return &eventReader{
+		src:       src,
+		frames:    w.info.StreamSerializer.Framer.NewFrameReader(io.NopCloser(src)),
+		outer:     w.info.StreamSerializer.Serializer,
+		waitFirst: w.info.MediaType == runtime.ContentTypeProtobuf,
+	}
+}
+
+const (
+	frameBufferSize = 4 << 10
+	maxEventSize    = 64 << 20
+)
+
+var frameBuffers = sync.Pool{New: func() any { b := make([]byte, frameBufferSize); return &b }}
+
+func (e *eventReader) next() (watch.EventType, runtime.Object, error) {
+	if e.waitFirst {
+		if err := e.src.wait(); err != nil {
+			return "", nil, err
+		}
+	}
+	bp := frameBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= 1<<20 {
+			frameBuffers.Put(bp)
+		}
+	}()
+	n := 0
+	for {
+		buf := (*bp)[:cap(*bp)]
+		m, err := e.frames.Read(buf[n:])
+		n += m
+		if errors.Is(err, io.ErrShortBuffer) {
+			if len(buf) >= maxEventSize {
+				return "", nil, fmt.Errorf("watch event larger than %d bytes", maxEventSize)
+			}
+			grown := make([]byte, 2*len(buf))
+			copy(grown, buf[:n])
+			*bp = grown
+			continue
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		break
+	}
+	var got metav1.WatchEvent
+	if _, _, err := e.outer.Decode((*bp)[:n], nil, &got); err != nil {
+		return "", nil, fmt.Errorf("decoding a watch event: %w", err)
+	}
+	switch watch.EventType(got.Type) {
+	case watch.Added, watch.Modified, watch.Deleted, watch.Error, watch.Bookmark:
+	default:
+		return "", nil, fmt.Errorf("watch event of unknown type %q", got.Type)
+	}
+	// The envelope's Raw is a copy: the frame buffer may go back now.
+	obj, err := runtime.Decode(scheme.Codecs.UniversalDeserializer(), got.Object.Raw)
+	if err != nil {
+		return "", nil, fmt.Errorf("decoding a watch event's object: %w", err)
+	}
+	return watch.EventType(got.Type), obj, nil
 }
 
 // watchBody is an open watch response.
