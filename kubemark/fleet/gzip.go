@@ -15,8 +15,10 @@ import (
 // stream's whole life; across thousands of watches that is most of a fleet's
 // memory, while an idle watch needs none of it.
 type memberReader struct {
-	src *peekReader
-	zr  *gzip.Reader // nil between members
+	src  *peekReader
+	zr   *gzip.Reader // nil between members
+	held bool         // one inflated byte taken by wait, b, for the next Read
+	b    byte
 }
 
 var gzipReaders sync.Pool // *gzip.Reader
@@ -25,17 +27,32 @@ func newMemberReader(body io.Reader) *memberReader {
 	return &memberReader{src: newPeekReader(body)}
 }
 
-// wait blocks until the next member starts, holding no decompressor.
+// wait blocks until there is inflated data to read, holding no
+// decompressor while it waits for the next member. It takes the first byte
+// of that data and keeps it for the next Read; reading it is also how the
+// end of a member just read is noticed and its decompressor released.
 func (m *memberReader) wait() error {
-	if m.zr != nil {
+	if m.held {
 		return nil
 	}
-	return m.src.wait()
+	var one [1]byte
+	n, err := m.Read(one[:])
+	if n == 1 {
+		m.b, m.held = one[0], true
+		return nil
+	}
+	return err
 }
 
 func (m *memberReader) Read(p []byte) (int, error) {
+	if m.held && len(p) > 0 {
+		p[0] = m.b
+		m.held = false
+		return 1, nil
+	}
 	for {
 		if m.zr == nil {
+			// Wait for the next member without holding a decompressor.
 			if err := m.src.wait(); err != nil {
 				return 0, err
 			}

@@ -92,6 +92,16 @@ func (w *watcher) run(ctx context.Context, client *rest.RESTClient, spec watchSp
 // once runs one watch request to its end and returns the last resource
 // version seen.
 func (w *watcher) once(ctx context.Context, client *rest.RESTClient, spec watchSpec, rv string) (string, error) {
+	body, err := w.open(ctx, client, watchURL(client, spec, rv))
+	if err != nil {
+		return "", err
+	}
+	defer body.Close()
+	return w.follow(ctx, body, spec, rv)
+}
+
+// watchURL is the request of one watch, resuming at rv when it is set.
+func watchURL(client *rest.RESTClient, spec watchSpec, rv string) string {
 	req := client.Get().AbsPath(spec.path).
 		Param("watch", "true").
 		Param("allowWatchBookmarks", "true").
@@ -106,22 +116,25 @@ func (w *watcher) once(ctx context.Context, client *rest.RESTClient, spec watchS
 	} else {
 		req = req.Param("resourceVersion", rv)
 	}
-	body, err := w.open(ctx, client, req.URL().String())
-	if err != nil {
-		return "", err
-	}
-	defer body.Close()
+	return req.URL().String()
+}
+
+// follow reads a watch's events until its stream ends and returns the last
+// resource version seen.
+func (w *watcher) follow(ctx context.Context, body *watchBody, spec watchSpec, rv string) (string, error) {
 	open := w.fleet.metrics.watches.WithLabelValues(spec.name)
 	open.Inc()
 	defer open.Dec()
 
+	// The response body itself, not the watchBody around it: the fleet's
+	// transport reads bytes without a buffer of its own.
 	var stream waitReader
 	if body.gzipped {
-		members := newMemberReader(body)
+		members := newMemberReader(body.ReadCloser)
 		defer members.Close()
 		stream = members
 	} else {
-		stream = newPeekReader(body)
+		stream = newPeekReader(body.ReadCloser)
 	}
 	events := w.newEventReader(stream)
 	last := rv
