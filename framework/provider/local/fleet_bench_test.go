@@ -314,7 +314,8 @@ func runAndDelete(b *testing.B, c *Cluster, group string, replicas int) {
 		b.Fatal(err)
 	}
 	defer c.Client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
-	_, err = c.Client.AppsV1().Deployments(ns.Name).Create(ctx, pauseDeployment("bench-"+group, group, int32(replicas)), metav1.CreateOptions{})
+	name := "bench-" + group
+	_, err = c.Client.AppsV1().Deployments(ns.Name).Create(ctx, pauseDeployment(name, group, int32(replicas)), metav1.CreateOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -325,7 +326,7 @@ func runAndDelete(b *testing.B, c *Cluster, group string, replicas int) {
 	if err != nil {
 		b.Fatalf("%s pods not Running: %v", group, err)
 	}
-	if err := c.Client.AppsV1().Deployments(ns.Name).Delete(ctx, "bench", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}); err != nil {
+	if err := c.Client.AppsV1().Deployments(ns.Name).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}); err != nil {
 		b.Fatal(err)
 	}
 	err = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
