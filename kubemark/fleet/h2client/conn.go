@@ -86,7 +86,9 @@ func newClientConn(t *Transport, nc net.Conn) (*clientConn, error) {
 		return nil, fmt.Errorf("h2client: writing the connection preface: %w", err)
 	}
 	if t.ReadIdleTimeout > 0 {
+		cc.mu.Lock() // checkIdle reads the timer under mu: it may fire at once
 		cc.idleTimer = time.AfterFunc(t.ReadIdleTimeout, cc.checkIdle)
+		cc.mu.Unlock()
 	}
 	go cc.readLoop()
 	return cc, nil
