@@ -15,41 +15,24 @@ import (
 // stream's whole life; across thousands of watches that is most of a fleet's
 // memory, while an idle watch needs none of it.
 type memberReader struct {
-	src  *peekReader
-	zr   *gzip.Reader // nil between members
-	held bool         // one inflated byte taken by wait, b, for the next Read
-	b    byte
+	src *peekReader  // the compressed stream
+	zr  *gzip.Reader // nil between members
 }
 
 var gzipReaders sync.Pool // *gzip.Reader
 
+// newMemberReader reads members from body. The inflater must read a
+// member byte by byte to stop exactly at its end, leaving the next member's
+// bytes in body: a body that reads single bytes itself (the fleet's HTTP/2
+// transport) is used as it is, any other gets a small bufio.Reader.
 func newMemberReader(body io.Reader) *memberReader {
+	if _, ok := body.(io.ByteReader); !ok {
+		body = bufio.NewReaderSize(body, 512)
+	}
 	return &memberReader{src: newPeekReader(body)}
 }
 
-// wait blocks until there is inflated data to read, holding no
-// decompressor while it waits for the next member. It takes the first byte
-// of that data and keeps it for the next Read; reading it is also how the
-// end of a member just read is noticed and its decompressor released.
-func (m *memberReader) wait() error {
-	if m.held {
-		return nil
-	}
-	var one [1]byte
-	n, err := m.Read(one[:])
-	if n == 1 {
-		m.b, m.held = one[0], true
-		return nil
-	}
-	return err
-}
-
 func (m *memberReader) Read(p []byte) (int, error) {
-	if m.held && len(p) > 0 {
-		p[0] = m.b
-		m.held = false
-		return 1, nil
-	}
 	for {
 		if m.zr == nil {
 			// Wait for the next member without holding a decompressor.
@@ -92,51 +75,41 @@ func (m *memberReader) Close() {
 }
 
 // peekReader lets a reader be waited on without a buffer: wait reads one
-// byte and holds it for the next read. It is also the byte reader the gzip
-// inflater needs to stop exactly at a member's end; a body that reads bytes
-// itself (the fleet's HTTP/2 transport) is used as it is, any other gets a
-// small bufio.Reader of its own.
+// byte and holds it for the next read. Over a memberReader, waiting is also
+// how the end of the member just read is noticed and its decompressor
+// released, before the next member arrives.
 type peekReader struct {
 	r    io.Reader
-	br   io.ByteReader
 	held bool
-	b    byte
+	one  [1]byte // the held byte; a field, so reading it allocates nothing
 }
 
-func newPeekReader(r io.Reader) *peekReader {
-	br, ok := r.(io.ByteReader)
-	if !ok {
-		b := bufio.NewReaderSize(r, 512)
-		r, br = b, b
-	}
-	return &peekReader{r: r, br: br}
-}
+func newPeekReader(r io.Reader) *peekReader { return &peekReader{r: r} }
 
 func (p *peekReader) wait() error {
 	if p.held {
 		return nil
 	}
-	b, err := p.br.ReadByte()
-	if err != nil {
+	if _, err := io.ReadFull(p.r, p.one[:]); err != nil {
 		return err
 	}
-	p.b, p.held = b, true
+	p.held = true
 	return nil
 }
 
 func (p *peekReader) ReadByte() (byte, error) {
-	if p.held {
-		p.held = false
-		return p.b, nil
+	if err := p.wait(); err != nil {
+		return 0, err
 	}
-	return p.br.ReadByte()
+	p.held = false
+	return p.one[0], nil
 }
 
 func (p *peekReader) Read(buf []byte) (int, error) {
 	if !p.held || len(buf) == 0 {
 		return p.r.Read(buf)
 	}
-	buf[0] = p.b
+	buf[0] = p.one[0]
 	p.held = false
 	if len(buf) == 1 {
 		return 1, nil

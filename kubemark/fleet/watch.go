@@ -128,14 +128,13 @@ func (w *watcher) follow(ctx context.Context, body *watchBody, spec watchSpec, r
 
 	// The response body itself, not the watchBody around it: the fleet's
 	// transport reads bytes without a buffer of its own.
-	var stream waitReader
+	var framed io.Reader = body.ReadCloser
 	if body.gzipped {
 		members := newMemberReader(body.ReadCloser)
 		defer members.Close()
-		stream = members
-	} else {
-		stream = newPeekReader(body.ReadCloser)
+		framed = members
 	}
+	stream := newPeekReader(framed)
 	events := w.newEventReader(stream)
 	last := rv
 	for {
@@ -165,17 +164,11 @@ func (w *watcher) follow(ctx context.Context, body *watchBody, spec watchSpec, r
 	}
 }
 
-// waitReader is a watch stream that can be waited on without a buffer.
-type waitReader interface {
-	io.Reader
-	wait() error
-}
-
 // eventReader decodes a watch stream event by event into a buffer borrowed
 // for one frame: thousands of idle watches hold no decode buffers, where
 // client-go's decoder keeps one per watch, sized for its largest event.
 type eventReader struct {
-	src    waitReader
+	src    *peekReader
 	frames io.Reader
 	outer  runtime.Decoder // the WatchEvent envelope
 	// waitFirst: wait for the stream's next byte before borrowing a buffer.
@@ -185,7 +178,7 @@ type eventReader struct {
 	waitFirst bool
 }
 
-func (w *watcher) newEventReader(src waitReader) *eventReader {
+func (w *watcher) newEventReader(src *peekReader) *eventReader {
 	return &eventReader{
 		src:       src,
 		frames:    w.info.StreamSerializer.Framer.NewFrameReader(io.NopCloser(src)),

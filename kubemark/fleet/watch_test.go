@@ -62,9 +62,9 @@ func TestEventReaderDecodesEveryEvent(t *testing.T) {
 					t.Fatal(err)
 				}
 				data := watchStream(t, ct, gzipped, events...)
-				var src waitReader = newPeekReader(bytes.NewReader(data))
+				src := newPeekReader(bytes.NewReader(data))
 				if gzipped {
-					src = newMemberReader(bytes.NewReader(data))
+					src = newPeekReader(newMemberReader(bytes.NewReader(data)))
 				}
 				r := w.newEventReader(src)
 				for i, want := range events {

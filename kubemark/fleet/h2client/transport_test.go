@@ -49,19 +49,25 @@ func (s *server) transport() *Transport {
 	return &Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}
 }
 
-func get(t *testing.T, tr *Transport, url string) (*http.Response, []byte) {
+// do sends req and reads the whole response.
+func do(t *testing.T, tr *Transport, req *http.Request) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	res, err := tr.RoundTrip(req)
 	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(res.Body)
 	if err != nil {
-		t.Fatalf("GET %s: reading the body: %v", url, err)
+		t.Fatalf("%s %s: reading the body: %v", req.Method, req.URL, err)
 	}
 	return res, data
+}
+
+func get(t *testing.T, tr *Transport, url string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	return do(t, tr, req)
 }
 
 func TestRequestsAndResponses(t *testing.T) {
@@ -108,15 +114,7 @@ func TestRequestsAndResponses(t *testing.T) {
 			}
 			req, _ := http.NewRequest(tc.method, s.URL+tc.path, rd)
 			req.Header.Set("User-Agent", "kubelet/test")
-			res, err := tr.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			data, err := io.ReadAll(res.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res, data := do(t, tr, req)
 			if res.StatusCode != tc.wantStatus || !strings.HasPrefix(string(data), tc.want) {
 				t.Fatalf("got %d %q, want %d %q", res.StatusCode, data, tc.wantStatus, tc.want)
 			}
@@ -269,12 +267,8 @@ func TestGzip(t *testing.T) {
 
 	req, _ := http.NewRequest(http.MethodGet, s.URL, nil)
 	req.Header.Set("Accept-Encoding", "gzip")
-	res, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	zr, err := gzip.NewReader(res.Body)
+	_, data = do(t, tr, req)
+	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatalf("asked by the caller: the body should stay compressed: %v", err)
 	}
