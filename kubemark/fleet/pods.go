@@ -165,9 +165,16 @@ func (n *node) track(p *v1.Pod) *pod {
 			delay = d
 		}
 	}
+	// The start delay is the time from admission to Running (the flag's
+	// meaning): the Pending status and the volumes' tokens are sent inside
+	// it, as a kubelet's status manager and volume manager work while the
+	// runtime is still pulling and creating, so slow calls show up in
+	// schedule_to_run only when they outlast the delay.
+	startAt := f.sched.now().Add(f.draw(delay))
 	f.sched.Now(priorityPod, func(ctx context.Context) {
 		n.sendPending(ctx, known)
-		f.sched.After(f.draw(delay), priorityPod, func(ctx context.Context) { n.start(ctx, known) })
+		n.requestTokens(ctx, known)
+		f.sched.At(startAt, priorityPod, func(ctx context.Context) { n.start(ctx, known) })
 	})
 	return known
 }
@@ -264,13 +271,6 @@ func (n *node) sendPending(ctx context.Context, p *pod) {
 // events and schedules its end when it has a run duration.
 func (n *node) start(ctx context.Context, p *pod) {
 	f := n.fleet
-	n.mu.Lock()
-	admitted := p.phase == podAdmitted
-	n.mu.Unlock()
-	if !admitted {
-		return
-	}
-	n.requestTokens(ctx, p) // the volumes are set up before the containers start
 	n.mu.Lock()
 	if p.phase != podAdmitted {
 		n.mu.Unlock()
