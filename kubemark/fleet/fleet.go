@@ -220,10 +220,7 @@ func (f *Fleet) startWatch(client *rest.RESTClient, spec watchSpec) {
 // startWatchCtx runs a watch until ctx (derived from watchCtx) ends.
 func (f *Fleet) startWatchCtx(ctx context.Context, client *rest.RESTClient, spec watchSpec) {
 	f.watches.Add(1)
-	go func() {
-		defer f.watches.Done()
-		f.watcher.run(ctx, client, spec)
-	}()
+	f.watcher.start(ctx, client, spec, f.watches.Done)
 }
 
 // observeNode follows the node's own Node object: the podCIDR the

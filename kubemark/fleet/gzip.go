@@ -66,6 +66,9 @@ func (m *memberReader) Read(p []byte) (int, error) {
 	}
 }
 
+// inMember reports whether a member has been started and not finished.
+func (m *memberReader) inMember() bool { return m.zr != nil }
+
 // Close returns a decompressor still held to the pool.
 func (m *memberReader) Close() {
 	if m.zr != nil {

@@ -12,7 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -35,9 +38,12 @@ type watchSpec struct {
 	handle func(watch.EventType, runtime.Object)
 }
 
-// watcher runs watches with one goroutine each: it streams the response and
-// decodes events itself, where client-go's watch adds a second goroutine and
-// a channel per watch — thousands of watches make that difference count.
+// watcher runs the fleet's watches. On the fleet's own HTTP/2 connections a
+// watch owns no goroutine while it is idle: the connection's read loop says
+// when bytes arrive, and a goroutine lives only while an event is being
+// read (watchRun). Elsewhere (plain HTTP, JSON) a watch keeps one
+// goroutine, which still decodes events itself where client-go's watch adds
+// a second goroutine and a channel per watch.
 type watcher struct {
 	fleet       *Fleet
 	contentType string
@@ -53,51 +59,209 @@ func newWatcher(f *Fleet, contentType, userAgent string) (*watcher, error) {
 	return &watcher{fleet: f, contentType: contentType, userAgent: userAgent, info: info}, nil
 }
 
-// run keeps the watch open until ctx ends: it starts with the current state
-// (a watch-list: sendInitialEvents, as a v1.37 client's reflector does),
-// resumes from the last resource version after every disconnect or server
-// timeout (5–10 min, as reflectors ask), and starts over when that version
-// is too old.
-func (w *watcher) run(ctx context.Context, client *rest.RESTClient, spec watchSpec) {
-	f := w.fleet
-	rv := ""
-	failures := 0
-	for ctx.Err() == nil {
-		next, err := w.once(ctx, client, spec, rv)
-		switch {
-		case ctx.Err() != nil:
+// start keeps a watch open until ctx ends, then calls done: it starts with
+// the current state (a watch-list: sendInitialEvents, as a v1.37 client's
+// reflector does), resumes from the last resource version after every
+// disconnect or server timeout (5–10 min, as reflectors ask), and starts
+// over when that version is too old.
+func (w *watcher) start(ctx context.Context, client *rest.RESTClient, spec watchSpec, done func()) {
+	r := &watchRun{w: w, ctx: ctx, client: client, spec: spec, done: done,
+		open: w.fleet.metrics.watches.WithLabelValues(spec.name)}
+	r.owned.Store(true)
+	go r.connect()
+}
+
+// watchRun is one watch across its requests. Its reading state belongs to
+// whoever holds owned: the goroutine connecting, or the one draining
+// events; OnReady callbacks only start a drain when nobody holds it.
+type watchRun struct {
+	w      *watcher
+	ctx    context.Context
+	client *rest.RESTClient
+	spec   watchSpec
+	done   func()
+	open   prometheus.Gauge
+
+	owned    atomic.Bool
+	rv       string // last resource version seen
+	failures int
+
+	// The request being read.
+	body    *watchBody
+	members *memberReader // gzip only
+	gate    *pollGate     // nil when the body cannot be polled
+	events  *eventReader
+}
+
+// pollable is a response body that says when it can be read without
+// waiting: the fleet's HTTP/2 transport's.
+type pollable interface {
+	io.Reader
+	io.ByteReader
+	Ready() bool
+	OnReady(func())
+}
+
+// connect opens the next request, with backoff after failures, until the
+// watch is attached to a pollable body (the goroutine ends then) or ctx
+// ends. Bodies that cannot be polled are followed here, blocking.
+func (r *watchRun) connect() {
+	for {
+		if r.ctx.Err() != nil {
+			r.done()
 			return
-		case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
-			rv = "" // too old: start over with the current state
-			failures = 0
-			continue
-		case err != nil:
-			f.metrics.apiError(err)
-			failures++
-			klog.V(4).InfoS("Watch ended", "watch", spec.name, "err", err)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(f.backoff(failures)):
-			}
-		default:
-			failures = 0
 		}
-		if next != "" {
-			rv = next
+		body, err := r.w.open(r.ctx, r.client, watchURL(r.client, r.spec, r.rv))
+		if err == nil {
+			r.attach(body)
+			if r.gate != nil {
+				r.owned.Store(false)
+				r.kick()
+				return
+			}
+			for err == nil {
+				err = r.next()
+			}
+			r.detach()
+		}
+		if !r.settle(err) {
+			r.done()
+			return
 		}
 	}
 }
 
-// once runs one watch request to its end and returns the last resource
-// version seen.
-func (w *watcher) once(ctx context.Context, client *rest.RESTClient, spec watchSpec, rv string) (string, error) {
-	body, err := w.open(ctx, client, watchURL(client, spec, rv))
-	if err != nil {
-		return "", err
+// attach sets up the readers of a new response.
+func (r *watchRun) attach(body *watchBody) {
+	r.body = body
+	r.open.Inc()
+	var src io.Reader = body.ReadCloser
+	if p, ok := body.ReadCloser.(pollable); ok && r.w.info.MediaType == runtime.ContentTypeProtobuf {
+		// Only length-prefixed frames can be waited for at their first byte;
+		// the JSON framer reads ahead, so its next event may be in hand
+		// while the body has nothing.
+		r.gate = &pollGate{body: p}
+		src = r.gate
 	}
-	defer body.Close()
-	return w.follow(ctx, body, spec, rv)
+	if body.gzipped {
+		r.members = newMemberReader(src)
+		src = r.members
+		if r.gate != nil {
+			r.gate.members = r.members
+		}
+	}
+	r.events = r.w.newEventReader(newPeekReader(src))
+	r.events.gate = r.gate
+	if r.gate != nil {
+		r.gate.body.OnReady(r.kick)
+	}
+}
+
+// detach closes the response and drops its readers.
+func (r *watchRun) detach() {
+	r.body.Close()
+	if r.members != nil {
+		r.members.Close()
+	}
+	r.open.Dec()
+	r.body, r.members, r.gate, r.events = nil, nil, nil, nil
+}
+
+// kick starts a drain unless one runs (or the watch is connecting).
+func (r *watchRun) kick() {
+	if r.owned.CompareAndSwap(false, true) {
+		go r.drain()
+	}
+}
+
+// drain reads events while the body has bytes, then gives its goroutine
+// up; at the stream's end it reconnects.
+func (r *watchRun) drain() {
+	for {
+		err := r.next()
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, errIdle) {
+			body := r.gate.body // r is not ours after the release
+			r.owned.Store(false)
+			// Bytes that came after the gate looked but before the release
+			// found no drain to kick: look once more.
+			if !body.Ready() || !r.owned.CompareAndSwap(false, true) {
+				return
+			}
+			continue
+		}
+		r.detach()
+		if !r.settle(err) {
+			r.done()
+			return
+		}
+		r.connect()
+		return
+	}
+}
+
+// errStreamEnd is a watch stream that ended without an error: the server's
+// timeout or a closed connection. The watch resumes where it was.
+var errStreamEnd = errors.New("watch stream ended")
+
+// next reads and handles one event. It returns errIdle when the body has
+// nothing yet, errStreamEnd or the error that ended the stream.
+func (r *watchRun) next() error {
+	typ, obj, err := r.events.next()
+	if err != nil {
+		if errors.Is(err, errIdle) {
+			return err
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || r.ctx.Err() != nil {
+			return errStreamEnd
+		}
+		return err
+	}
+	if typ == watch.Error {
+		if status, ok := obj.(*metav1.Status); ok {
+			return apierrors.FromObject(status)
+		}
+		return fmt.Errorf("watch %s: error event %v", r.spec.name, obj)
+	}
+	if m, err := meta.Accessor(obj); err == nil && m.GetResourceVersion() != "" {
+		r.rv = m.GetResourceVersion()
+	}
+	if typ == watch.Bookmark {
+		return nil
+	}
+	r.w.fleet.metrics.watchEvents.WithLabelValues(r.spec.name).Inc()
+	if r.spec.handle != nil {
+		r.spec.handle(typ, obj)
+	}
+	return nil
+}
+
+// settle takes in how a request ended and waits out the backoff after a
+// failure; false when ctx ended.
+func (r *watchRun) settle(err error) bool {
+	f := r.w.fleet
+	switch {
+	case r.ctx.Err() != nil:
+		return false
+	case errors.Is(err, errStreamEnd):
+		r.failures = 0
+		return true
+	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+		r.rv = "" // too old: start over with the current state
+		r.failures = 0
+		return true
+	}
+	f.metrics.apiError(err)
+	r.failures++
+	klog.V(4).InfoS("Watch ended", "watch", r.spec.name, "err", err)
+	select {
+	case <-r.ctx.Done():
+		return false
+	case <-time.After(f.backoff(r.failures)):
+		return true
+	}
 }
 
 // watchURL is the request of one watch, resuming at rv when it is set.
@@ -119,51 +283,6 @@ func watchURL(client *rest.RESTClient, spec watchSpec, rv string) string {
 	return req.URL().String()
 }
 
-// follow reads a watch's events until its stream ends and returns the last
-// resource version seen.
-func (w *watcher) follow(ctx context.Context, body *watchBody, spec watchSpec, rv string) (string, error) {
-	open := w.fleet.metrics.watches.WithLabelValues(spec.name)
-	open.Inc()
-	defer open.Dec()
-
-	// The response body itself, not the watchBody around it: the fleet's
-	// transport reads bytes without a buffer of its own.
-	var framed io.Reader = body.ReadCloser
-	if body.gzipped {
-		members := newMemberReader(body.ReadCloser)
-		defer members.Close()
-		framed = members
-	}
-	stream := newPeekReader(framed)
-	events := w.newEventReader(stream)
-	last := rv
-	for {
-		typ, obj, err := events.next()
-		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || ctx.Err() != nil {
-				return last, nil
-			}
-			return last, err
-		}
-		if typ == watch.Error {
-			if status, ok := obj.(*metav1.Status); ok {
-				return last, apierrors.FromObject(status)
-			}
-			return last, fmt.Errorf("watch %s: error event %v", spec.name, obj)
-		}
-		if m, err := meta.Accessor(obj); err == nil && m.GetResourceVersion() != "" {
-			last = m.GetResourceVersion()
-		}
-		if typ == watch.Bookmark {
-			continue
-		}
-		w.fleet.metrics.watchEvents.WithLabelValues(spec.name).Inc()
-		if spec.handle != nil {
-			spec.handle(typ, obj)
-		}
-	}
-}
-
 // eventReader decodes a watch stream event by event into a buffer borrowed
 // for one frame: thousands of idle watches hold no decode buffers, where
 // client-go's decoder keeps one per watch, sized for its largest event.
@@ -176,6 +295,10 @@ type eventReader struct {
 	// ahead into a decoder of its own, so its next event may already be in
 	// hand while the stream has nothing more.
 	waitFirst bool
+	// gate, when set, lets next return errIdle instead of waiting for an
+	// event's first byte; once that byte is in, the rest of the event is
+	// waited for.
+	gate *pollGate
 }
 
 func (w *watcher) newEventReader(src *peekReader) *eventReader {
@@ -196,7 +319,14 @@ var frameBuffers = sync.Pool{New: func() any { b := make([]byte, frameBufferSize
 
 func (e *eventReader) next() (watch.EventType, runtime.Object, error) {
 	if e.waitFirst {
-		if err := e.src.wait(); err != nil {
+		if e.gate != nil {
+			e.gate.armed = true
+		}
+		err := e.src.wait()
+		if e.gate != nil {
+			e.gate.armed = false
+		}
+		if err != nil {
 			return "", nil, err
 		}
 	}

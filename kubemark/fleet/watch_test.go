@@ -3,15 +3,28 @@ package fleet
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+
+	"github.com/kscale/kscale/kubemark/fleet/h2client"
 )
 
 // watchStream encodes events as the apiserver streams them: each object in
@@ -19,20 +32,20 @@ import (
 // per event (the apiserver flushes after each).
 func watchStream(t *testing.T, contentType string, gzipped bool, events ...watch.Event) []byte {
 	t.Helper()
-	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), contentType)
+	info, ok := k8sruntime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), contentType)
 	if !ok {
 		t.Fatalf("no serializer for %s", contentType)
 	}
 	objEncoder := scheme.Codecs.EncoderForVersion(info.Serializer, v1.SchemeGroupVersion)
 	var out bytes.Buffer
 	for _, ev := range events {
-		raw, err := runtime.Encode(objEncoder, ev.Object)
+		raw, err := k8sruntime.Encode(objEncoder, ev.Object)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var frame bytes.Buffer
 		fw := info.StreamSerializer.Framer.NewFrameWriter(&frame)
-		if err := info.StreamSerializer.Serializer.Encode(&metav1.WatchEvent{Type: string(ev.Type), Object: runtime.RawExtension{Raw: raw}}, fw); err != nil {
+		if err := info.StreamSerializer.Serializer.Encode(&metav1.WatchEvent{Type: string(ev.Type), Object: k8sruntime.RawExtension{Raw: raw}}, fw); err != nil {
 			t.Fatal(err)
 		}
 		if !gzipped {
@@ -95,5 +108,201 @@ func TestEventReaderRejectsGarbage(t *testing.T) {
 	r := w.newEventReader(newPeekReader(bytes.NewReader([]byte{0, 0, 0, 5, 1, 2, 3, 4, 5})))
 	if _, _, err := r.next(); err == nil || !strings.Contains(err.Error(), "decoding a watch event") {
 		t.Errorf("garbage frame: %v", err)
+	}
+}
+
+// watchServer is an HTTP/2 TLS apiserver stand-in for watches of pods: every
+// open watch streams the events published so far and then each new one, in
+// protobuf, one gzip member per event when gzipped; end makes every open
+// watch's stream end.
+type watchServer struct {
+	*httptest.Server
+	t       *testing.T
+	gzipped bool
+
+	mu       sync.Mutex
+	events   [][]byte      // framed WatchEvents
+	changed  chan struct{} // closed and replaced at every publish or end
+	ended    int           // generation of end calls
+	requests []url.Values  // the query of every watch request
+}
+
+func newWatchServer(t *testing.T, gzipped bool) *watchServer {
+	ws := &watchServer{t: t, gzipped: gzipped, changed: make(chan struct{})}
+	ws.Server = httptest.NewUnstartedServer(http.HandlerFunc(ws.serve))
+	ws.EnableHTTP2 = true
+	ws.StartTLS()
+	t.Cleanup(ws.Close)
+	return ws
+}
+
+func (ws *watchServer) serve(w http.ResponseWriter, r *http.Request) {
+	ws.mu.Lock()
+	ws.requests = append(ws.requests, r.URL.Query())
+	generation := ws.ended
+	ws.mu.Unlock()
+	w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
+	if ws.gzipped {
+		w.Header().Set("Content-Encoding", "gzip")
+	}
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+	for sent := 0; ; {
+		ws.mu.Lock()
+		if ws.ended != generation {
+			ws.mu.Unlock()
+			return
+		}
+		pending, changed := ws.events[sent:], ws.changed
+		ws.mu.Unlock()
+		for _, ev := range pending {
+			w.Write(ev)
+			w.(http.Flusher).Flush()
+		}
+		sent += len(pending)
+		select {
+		case <-changed:
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (ws *watchServer) publish(name, rv string) {
+	pod := &v1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv}}
+	data := watchStream(ws.t, "application/vnd.kubernetes.protobuf", ws.gzipped, watch.Event{Type: watch.Added, Object: pod})
+	ws.mu.Lock()
+	ws.events = append(ws.events, data)
+	close(ws.changed)
+	ws.changed = make(chan struct{})
+	ws.mu.Unlock()
+}
+
+func (ws *watchServer) endStreams() {
+	ws.mu.Lock()
+	ws.ended++
+	ws.events = nil // a resumed watch starts after what it saw
+	close(ws.changed)
+	ws.changed = make(chan struct{})
+	ws.mu.Unlock()
+}
+
+func (ws *watchServer) client(t *testing.T) *rest.RESTClient {
+	roots := x509.NewCertPool()
+	roots.AddCert(ws.Certificate())
+	c, err := rest.RESTClientFor(&rest.Config{
+		Host:      ws.URL,
+		Transport: &h2client.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}},
+		ContentConfig: rest.ContentConfig{GroupVersion: &schema.GroupVersion{Version: "v1"},
+			NegotiatedSerializer: scheme.Codecs.WithoutConversion()},
+		APIPath: "/api",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// eventually polls cond for up to 10 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: %s", what)
+		}
+	}
+}
+
+// TestIdleWatchesHoldNoGoroutine: on the fleet's transport, watches between
+// events own no goroutine, yet see every event in order, resume at their
+// last resource version when the stream ends, and stop with their context.
+func TestIdleWatchesHoldNoGoroutine(t *testing.T) {
+	const watches = 100
+	for _, gzipped := range []bool{false, true} {
+		t.Run(map[bool]string{false: "identity", true: "gzip"}[gzipped], func(t *testing.T) {
+			ws := newWatchServer(t, gzipped)
+			client := ws.client(t)
+			w, err := newWatcher(testFleet(t, nil), "application/vnd.kubernetes.protobuf", "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			seen := make([][]string, watches)
+			count := func(n int) func() bool {
+				return func() bool {
+					mu.Lock()
+					defer mu.Unlock()
+					for _, names := range seen {
+						if len(names) < n {
+							return false
+						}
+					}
+					return true
+				}
+			}
+			ws.publish("p0", "10")
+			runtime.GC()
+			before := runtime.NumGoroutine()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var stopped sync.WaitGroup
+			for i := range watches {
+				stopped.Add(1)
+				w.start(ctx, client, watchSpec{name: "pods", path: "/api/v1/pods", handle: func(_ watch.EventType, obj k8sruntime.Object) {
+					mu.Lock()
+					seen[i] = append(seen[i], obj.(*v1.Pod).Name)
+					mu.Unlock()
+				}}, stopped.Done)
+			}
+			eventually(t, "every watch saw the first event", count(1))
+			// The server holds a handler goroutine per stream; the client
+			// side must hold none per watch once the events are read.
+			eventually(t, "the watches' goroutines end", func() bool {
+				return runtime.NumGoroutine()-before-watches <= 10
+			})
+
+			ws.publish("p1", "11")
+			ws.publish("p2", "12")
+			eventually(t, "every watch saw three events", count(3))
+			ws.endStreams()
+			eventually(t, "every watch resumed", func() bool {
+				ws.mu.Lock()
+				defer ws.mu.Unlock()
+				return len(ws.requests) == 2*watches
+			})
+			ws.publish("p3", "13")
+			eventually(t, "every watch saw four events", count(4))
+			mu.Lock()
+			for i, names := range seen {
+				if strings.Join(names, ",") != "p0,p1,p2,p3" {
+					t.Errorf("watch %d saw %v", i, names)
+				}
+			}
+			mu.Unlock()
+			ws.mu.Lock()
+			for _, q := range ws.requests[:watches] {
+				if q.Get("sendInitialEvents") != "true" || q.Get("resourceVersion") != "" {
+					t.Errorf("first request %v, want a watch-list", q)
+				}
+			}
+			for _, q := range ws.requests[watches:] {
+				if q.Get("resourceVersion") != "12" {
+					t.Errorf("resumed request %v, want resourceVersion=12", q)
+				}
+			}
+			ws.mu.Unlock()
+			eventually(t, "the watches' goroutines end again", func() bool {
+				return runtime.NumGoroutine()-before-watches <= 10
+			})
+
+			cancel()
+			done := make(chan struct{})
+			go func() { stopped.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("watches not stopped 10 s after their context ended")
+			}
+		})
 	}
 }

@@ -365,7 +365,7 @@ func (cc *clientConn) onHeaders(h frameHeader, block []byte) error {
 	if s == nil || s.err != nil {
 		return nil
 	}
-	if s.res == nil {
+	if !s.responded {
 		res, err := s.response(fields)
 		if err != nil {
 			cc.mu.Unlock()
@@ -376,7 +376,7 @@ func (cc *clientConn) onHeaders(h frameHeader, block []byte) error {
 		if res == nil {
 			return nil // 1xx: the final response is still to come
 		}
-		s.res = res
+		s.res, s.responded = res, true
 	}
 	// A second block is the trailers; nothing here reads them.
 	if h.has(http2.FlagHeadersEndStream) {
@@ -457,7 +457,7 @@ func (cc *clientConn) onReset(streamID uint32, code http2.ErrCode) {
 	}
 	delete(cc.streams, streamID)
 	var err error = StreamError{streamID, code}
-	if code == http2.ErrCodeRefusedStream && s.res == nil {
+	if code == http2.ErrCodeRefusedStream && !s.responded {
 		err = retryableError{err}
 	}
 	s.failLocked(err)

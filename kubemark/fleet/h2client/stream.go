@@ -19,13 +19,15 @@ import (
 type stream struct {
 	cc         *clientConn
 	id         uint32
-	req        *http.Request
+	req        *http.Request // until the response is handed out
 	gzip       bool          // this transport asked for gzip
 	wake       chan struct{} // one pending wake-up for the one waiter
 	stopCancel func() bool   // unregisters the context callback
 
 	// Guarded by cc.mu.
-	res        *http.Response
+	onReady    func() // see body.OnReady
+	res        *http.Response // until roundTrip hands it out
+	responded  bool           // the response headers came
 	buf        []byte // received, not yet read
 	ended      bool   // the server ended the stream
 	err        error  // the stream failed or was abandoned
@@ -38,6 +40,9 @@ func (s *stream) wakeLocked() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
+	}
+	if s.onReady != nil {
+		s.onReady()
 	}
 }
 
@@ -154,6 +159,11 @@ func (cc *clientConn) roundTrip(req *http.Request, reqBody []byte, askGzip bool)
 	for {
 		cc.mu.Lock()
 		res, err := s.res, s.err
+		if res != nil {
+			// A watch's stream lives for minutes: it keeps neither the
+			// request nor the response, only what its body reads.
+			s.res, s.req = nil, nil
+		}
 		cc.mu.Unlock()
 		if res != nil {
 			return res, nil
@@ -248,9 +258,34 @@ func (b *body) ReadByte() (byte, error) {
 	return one[0], nil
 }
 
+// Ready reports whether a Read would return without waiting: bytes are
+// buffered, or the stream has ended or failed.
+func (b *body) Ready() bool {
+	s := b.s
+	s.cc.mu.Lock()
+	defer s.cc.mu.Unlock()
+	return len(s.buf) > 0 || s.ended || s.err != nil
+}
+
+// OnReady has fn called whenever the body may have become ready: bytes
+// arrived, the stream ended or failed. It lets a caller read a long-lived
+// response (a watch) without parking a goroutine in Read between events.
+// fn runs on the connection's read loop with the connection locked: it must
+// return at once and must not call the body — start the reading elsewhere.
+// Close unregisters it.
+func (b *body) OnReady(fn func()) {
+	s := b.s
+	s.cc.mu.Lock()
+	s.onReady = fn
+	s.cc.mu.Unlock()
+}
+
 // Close abandons the rest of the response: a stream still open is reset.
 func (b *body) Close() error {
 	s := b.s
+	s.cc.mu.Lock()
+	s.onReady = nil
+	s.cc.mu.Unlock()
 	s.stopCancel()
 	s.cc.resetStream(s, http2.ErrCodeCancel, errBodyClosed)
 	return nil

@@ -334,3 +334,82 @@ func TestOnlyHTTPS(t *testing.T) {
 		t.Errorf("plain http: %v", err)
 	}
 }
+
+func TestOnReadyTellsWhenABodyCanBeRead(t *testing.T) {
+	send := make(chan string)
+	s := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		if r.URL.Path == "/open" {
+			<-r.Context().Done()
+			return
+		}
+		for line := range send {
+			fmt.Fprint(w, line)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	tr := s.transport()
+	req, _ := http.NewRequest(http.MethodGet, s.URL, nil)
+	res, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, ok := res.Body.(interface {
+		Ready() bool
+		OnReady(func())
+	})
+	if !ok {
+		t.Fatalf("body %T has no Ready/OnReady", res.Body)
+	}
+	if b.Ready() {
+		t.Fatal("Ready before the server sent anything")
+	}
+	calls := make(chan struct{}, 100)
+	b.OnReady(func() { calls <- struct{}{} })
+	waitCall := func(what string) {
+		t.Helper()
+		select {
+		case <-calls:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no OnReady call after %s", what)
+		}
+	}
+
+	send <- "one"
+	waitCall("data")
+	if !b.Ready() {
+		t.Fatal("not Ready after OnReady for data")
+	}
+	buf := make([]byte, 10)
+	if n, err := res.Body.Read(buf); err != nil || string(buf[:n]) != "one" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	if b.Ready() {
+		t.Fatal("Ready with nothing left to read")
+	}
+
+	close(send) // the handler returns: the stream ends
+	waitCall("the stream's end")
+	for !b.Ready() { // the end may follow the last DATA frame's call
+		waitCall("the stream's end")
+	}
+	if n, err := res.Body.Read(buf); n != 0 || err != io.EOF {
+		t.Fatalf("after the end: %d, %v, want io.EOF", n, err)
+	}
+	res.Body.Close()
+
+	// Closing an open stream resets it, which fails the stream: the
+	// callback must be gone by then.
+	req, _ = http.NewRequest(http.MethodGet, s.URL+"/open", nil)
+	res, err = tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var late atomic.Int32
+	res.Body.(interface{ OnReady(func()) }).OnReady(func() { late.Add(1) })
+	res.Body.Close()
+	if n := late.Load(); n != 0 {
+		t.Errorf("OnReady called %d times by Close", n)
+	}
+}
