@@ -25,12 +25,12 @@ type stream struct {
 	stopCancel func() bool   // unregisters the context callback
 
 	// Guarded by cc.mu.
-	onReady    func() // see body.OnReady
+	onReady    func()         // see body.OnReady
 	res        *http.Response // until roundTrip hands it out
 	responded  bool           // the response headers came
-	buf        []byte // received, not yet read
-	ended      bool   // the server ended the stream
-	err        error  // the stream failed or was abandoned
+	buf        []byte         // received, not yet read
+	ended      bool           // the server ended the stream
+	err        error          // the stream failed or was abandoned
 	sendWindow int32
 	recvAvail  int32
 	recvUnsent int32
