@@ -54,21 +54,38 @@ type pod struct {
 	refs           []objectRef   // ConfigMaps and Secrets the pod uses
 	tokens         []tokenSource // projected service-account tokens
 	deleting       bool          // deletion seen and being carried out
+	generation     int64         // metadata.generation last seen; the status reports it observed
+	// sandboxReady: the pod's sandbox is "up" (PodReadyToStartContainers,
+	// pod IP), which a kubelet reports in a status of its own before the
+	// containers run. Guarded by n.mu.
+	sandboxReady bool
 	// rejectReason and rejectMessage: why admission failed the pod, which
 	// then never held anything.
 	rejectReason, rejectMessage string
-	// written is the phase whose status the API has, plus one (0: none
-	// yet). Guarded by writes.
-	written podPhase
-	// terminatedWritten: the terminated container statuses are written;
-	// only the DELETE of the deletion is left. Guarded by writes.
-	terminatedWritten bool
+	// written is the statusStep the API has (0: none yet). Guarded by
+	// writes.
+	written int
+	// generationWritten: a deletion's new generation is reported observed;
+	// terminatedWritten: the terminal status is written, only the DELETE
+	// of the deletion is left. Guarded by writes.
+	generationWritten, terminatedWritten bool
 	// writes serialises the pod's API writes, so that its status patches
 	// land in the order the kubelet would send them.
 	writes sync.Mutex
 }
 
 type containerInfo struct{ name, image string }
+
+// statusStep numbers the statuses a pod goes through, so that each is
+// written once: its phase, and before Running whether the sandbox is up.
+// Call with n.mu held.
+func (p *pod) statusStep() int {
+	step := 2*int(p.phase) + 1
+	if p.sandboxReady {
+		step++
+	}
+	return step
+}
 
 // usage is what admission counts against allocatable.
 type usage struct {
@@ -98,6 +115,7 @@ func (n *node) observePod(typ watch.EventType, p *v1.Pod) {
 	}
 	if p.DeletionTimestamp != nil && !known.deleting {
 		known.deleting = true
+		known.generation = p.Generation
 		n.terminate(known)
 	}
 }
@@ -107,7 +125,7 @@ func (n *node) observePod(typ watch.EventType, p *v1.Pod) {
 // kubelet does. Call with n.mu held.
 func (n *node) track(p *v1.Pod) *pod {
 	f := n.fleet
-	known := &pod{uid: p.UID, namespace: p.Namespace, name: p.Name, requests: podRequests(p), serviceAccount: p.Spec.ServiceAccountName}
+	known := &pod{uid: p.UID, namespace: p.Namespace, name: p.Name, requests: podRequests(p), serviceAccount: p.Spec.ServiceAccountName, generation: p.Generation}
 	known.refs, known.tokens = podReferences(p)
 	for _, c := range p.Spec.Containers {
 		known.containers = append(known.containers, containerInfo{c.Name, c.Image})
@@ -127,6 +145,7 @@ func (n *node) track(p *v1.Pod) *pod {
 	case p.Status.Phase == v1.PodRunning && p.Status.PodIP != "":
 		// Started by an earlier run of this fleet: adopt it as it is.
 		known.phase = podRunning
+		known.sandboxReady = true
 		known.ip = ipToUint(net.ParseIP(p.Status.PodIP))
 		n.ipsInUse[known.ip] = true
 		n.used.add(known.requests)
@@ -174,6 +193,10 @@ func (n *node) track(p *v1.Pod) *pod {
 	f.sched.Now(priorityPod, func(ctx context.Context) {
 		n.sendPending(ctx, known)
 		n.requestTokens(ctx, known)
+		n.mu.Lock()
+		known.sandboxReady = true
+		n.mu.Unlock()
+		n.syncStatus(ctx, known, 0)
 		f.sched.At(startAt, priorityPod, func(ctx context.Context) { n.start(ctx, known) })
 	})
 	return known
@@ -358,9 +381,9 @@ func (n *node) syncStatus(ctx context.Context, p *pod, attempt int) {
 	p.writes.Lock()
 	defer p.writes.Unlock()
 	n.mu.Lock()
-	phase := p.phase
+	step := p.statusStep()
 	var status map[string]any
-	if p.written != phase+1 {
+	if p.written != step {
 		status = n.statusFor(p)
 	}
 	n.mu.Unlock()
@@ -370,7 +393,7 @@ func (n *node) syncStatus(ctx context.Context, p *pod, attempt int) {
 	err := n.writePodStatus(ctx, p, status)
 	switch {
 	case err == nil:
-		p.written = phase + 1
+		p.written = step
 	case ctx.Err() == nil && (retriable(err) || apierrors.IsForbidden(err)):
 		f.sched.After(f.backoff(attempt+1), priorityPod, func(ctx context.Context) { n.syncStatus(ctx, p, attempt+1) })
 	}
@@ -397,29 +420,40 @@ func (n *node) carryOutDeletion(ctx context.Context, p *pod, attempt int) {
 	}
 	p.writes.Lock()
 	defer p.writes.Unlock()
+	// As a kubelet: the status reports the deletion's new generation
+	// observed, the containers are killed, the terminal status follows
+	// (Succeeded: the containers exit 0), and the DELETE goes out on the
+	// strength of the GET that preceded that last status write.
 	n.mu.Lock()
+	var observed, terminal map[string]any
+	if !p.generationWritten && (p.phase == podRunning || p.phase == podAdmitted) {
+		observed = n.podStatus(p, map[podPhase]v1.PodPhase{podRunning: v1.PodRunning, podAdmitted: v1.PodPending}[p.phase])
+	}
 	stopping := p.phase == podRunning || p.phase == podAdmitted
 	if stopping {
 		n.used.sub(p.requests)
 		p.phase = podTerminating
 	}
-	var status map[string]any
 	if p.phase == podTerminating && !p.terminatedWritten {
-		status = n.podStatus(p, "")
+		terminal = n.podStatus(p, v1.PodSucceeded)
 	}
 	n.mu.Unlock()
+	if observed != nil {
+		// Best effort: a failure leaves the terminal status to say it.
+		_ = n.writePodStatus(ctx, p, observed)
+		p.generationWritten = true
+	}
 	if stopping && f.events != nil {
 		for _, c := range p.containers {
 			f.events.record(n, podRef(p), v1.EventTypeNormal, "Killing", "Stopping container "+c.name)
 		}
 	}
-	if status != nil {
-		if err := n.writePodStatus(ctx, p, status); retry(err) {
+	if terminal != nil {
+		if err := n.writePodStatus(ctx, p, terminal); retry(err) {
 			return
 		}
 		p.terminatedWritten = true
-	}
-	if err := n.getPod(ctx, p); err != nil {
+	} else if err := n.getPod(ctx, p); err != nil {
 		if !apierrors.IsNotFound(err) {
 			f.metrics.apiError(err)
 			retry(err)
@@ -435,33 +469,39 @@ func (n *node) carryOutDeletion(ctx context.Context, p *pod, attempt int) {
 	}
 }
 
-// podStatus builds the status of a pod in the given phase; phase "" means
-// terminating: containers terminated, phase left as it is. Call with n.mu held.
+// podStatus builds the status of a pod in the given phase: Pending before
+// its sandbox is up and after, Running, or Succeeded (containers terminated,
+// sandbox gone). Call with n.mu held.
 func (n *node) podStatus(p *pod, phase v1.PodPhase) map[string]any {
 	now := metav1.NewTime(time.Now())
 	start := metav1.NewTime(p.startTime)
-	running := phase == v1.PodRunning
-	ready := v1.ConditionFalse
-	if running {
+	ready, sandbox := v1.ConditionFalse, v1.ConditionFalse
+	if phase == v1.PodRunning {
 		ready = v1.ConditionTrue
 	}
+	hasSandbox := phase == v1.PodRunning || phase == v1.PodPending && p.sandboxReady
+	if hasSandbox {
+		sandbox = v1.ConditionTrue
+	}
+	notReady, initialized := "ContainersNotReady", ""
+	if phase == v1.PodSucceeded {
+		notReady, initialized = "PodCompleted", "PodCompleted"
+	}
 	cond := func(typ v1.PodConditionType, s v1.ConditionStatus, reason string) v1.PodCondition {
-		c := v1.PodCondition{Type: typ, Status: s, LastTransitionTime: now}
-		if s == v1.ConditionFalse {
+		c := v1.PodCondition{Type: typ, Status: s, LastTransitionTime: now, ObservedGeneration: p.generation}
+		if s == v1.ConditionFalse || typ == v1.PodInitialized {
 			c.Reason = reason
 		}
 		return c
 	}
 	conditions := []v1.PodCondition{
-		cond(v1.PodReadyToStartContainers, ready, ""),
-		cond(v1.PodInitialized, v1.ConditionTrue, ""),
-		cond(v1.ContainersReady, ready, "ContainersNotReady"),
-		cond(v1.PodReady, ready, "ContainersNotReady"),
-	}
-	if phase == v1.PodPending {
-		conditions[0].Status = v1.ConditionFalse
+		cond(v1.PodReadyToStartContainers, sandbox, "PodSandboxNotReady"),
+		cond(v1.PodInitialized, v1.ConditionTrue, initialized),
+		cond(v1.ContainersReady, ready, notReady),
+		cond(v1.PodReady, ready, notReady),
 	}
 	status := map[string]any{
+		"phase":                 phase,
 		"conditions":            conditions,
 		"hostIP":                n.ip.String(),
 		"hostIPs":               []v1.HostIP{{IP: n.ip.String()}},
@@ -469,11 +509,11 @@ func (n *node) podStatus(p *pod, phase v1.PodPhase) map[string]any {
 		"containerStatuses":     n.containerStatuses(p, p.containers, phase),
 		"initContainerStatuses": n.initContainerStatuses(p),
 	}
-	if phase != "" {
-		status["phase"] = phase
+	if p.generation > 0 {
+		status["observedGeneration"] = p.generation
 	}
 	// The IP comes with the pod sandbox: not in the first, pending status.
-	if p.ip != 0 && phase != v1.PodPending {
+	if p.ip != 0 && hasSandbox {
 		ip := uintToIP(p.ip).String()
 		status["podIP"] = ip
 		status["podIPs"] = []v1.PodIP{{IP: ip}}

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -392,5 +393,61 @@ func TestEventsBeyondTheKubeletQueueAreDropped(t *testing.T) {
 	}
 	if other := f.nodes[1]; other.queuedEvents.Load() != 0 {
 		t.Fatal("another node's queue was charged")
+	}
+}
+
+// TestStatusSequenceLikeTheKubelet: the statuses a started then deleted pod
+// goes through, as a v1.37 kubelet writes them (seen on the kubelet morph):
+// Pending without, then with its sandbox (and IP), Running, and Succeeded
+// with the sandbox gone and the conditions' reason PodCompleted; each
+// reports the generation it observed.
+func TestStatusSequenceLikeTheKubelet(t *testing.T) {
+	f := testFleet(t, nil)
+	n := f.nodes[0]
+	p := &pod{uid: "u1", namespace: "ns", name: "p", generation: 2,
+		containers: []containerInfo{{"app", "img:1"}}, ip: ipToUint(net.ParseIP("10.64.0.5")),
+		startTime: time.Now(), runningSince: time.Now()}
+	for _, tc := range []struct {
+		phase                    v1.PodPhase
+		sandbox                  bool
+		wantSandbox, wantReady   v1.ConditionStatus
+		wantIP, wantReadyReason  string
+		wantRunning, wantStopped bool
+	}{
+		{v1.PodPending, false, v1.ConditionFalse, v1.ConditionFalse, "", "ContainersNotReady", false, false},
+		{v1.PodPending, true, v1.ConditionTrue, v1.ConditionFalse, "10.64.0.5", "ContainersNotReady", false, false},
+		{v1.PodRunning, true, v1.ConditionTrue, v1.ConditionTrue, "10.64.0.5", "", true, false},
+		{v1.PodSucceeded, true, v1.ConditionFalse, v1.ConditionFalse, "", "PodCompleted", false, true},
+	} {
+		t.Run(fmt.Sprintf("%s sandbox=%v", tc.phase, tc.sandbox), func(t *testing.T) {
+			p.sandboxReady = tc.sandbox
+			data, err := json.Marshal(n.podStatus(p, tc.phase))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s v1.PodStatus
+			if err := json.Unmarshal(data, &s); err != nil {
+				t.Fatal(err)
+			}
+			if s.Phase != tc.phase || s.PodIP != tc.wantIP || s.ObservedGeneration != 2 {
+				t.Errorf("phase %s podIP %q observedGeneration %d", s.Phase, s.PodIP, s.ObservedGeneration)
+			}
+			for _, c := range s.Conditions {
+				want, reason := tc.wantReady, tc.wantReadyReason
+				switch c.Type {
+				case v1.PodReadyToStartContainers:
+					want, reason = tc.wantSandbox, map[v1.ConditionStatus]string{v1.ConditionFalse: "PodSandboxNotReady"}[tc.wantSandbox]
+				case v1.PodInitialized:
+					want, reason = v1.ConditionTrue, map[bool]string{true: "PodCompleted"}[tc.wantStopped]
+				}
+				if c.Status != want || c.Reason != reason || c.ObservedGeneration != 2 {
+					t.Errorf("condition %s: %s %q (generation %d), want %s %q", c.Type, c.Status, c.Reason, c.ObservedGeneration, want, reason)
+				}
+			}
+			cs := s.ContainerStatuses[0]
+			if (cs.State.Running != nil) != tc.wantRunning || (cs.State.Terminated != nil) != tc.wantStopped {
+				t.Errorf("container state %+v", cs.State)
+			}
+		})
 	}
 }
