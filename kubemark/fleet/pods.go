@@ -185,10 +185,10 @@ func (n *node) track(p *v1.Pod) *pod {
 		}
 	}
 	// The start delay is the time from admission to Running (the flag's
-	// meaning): the Pending status and the volumes' tokens are sent inside
-	// it, as a kubelet's status manager and volume manager work while the
-	// runtime is still pulling and creating, so slow calls show up in
-	// schedule_to_run only when they outlast the delay.
+	// meaning): the Pending status, the volumes' tokens and the status with
+	// the sandbox up are sent inside it, as a kubelet's status manager and
+	// volume manager work while the runtime is still pulling and creating,
+	// so slow calls show up in schedule_to_run only when they outlast it.
 	startAt := f.sched.now().Add(f.draw(delay))
 	f.sched.Now(priorityPod, func(ctx context.Context) {
 		n.sendPending(ctx, known)
@@ -426,10 +426,14 @@ func (n *node) carryOutDeletion(ctx context.Context, p *pod, attempt int) {
 	// strength of the GET that preceded that last status write.
 	n.mu.Lock()
 	var observed, terminal map[string]any
-	if !p.generationWritten && (p.phase == podRunning || p.phase == podAdmitted) {
-		observed = n.podStatus(p, map[podPhase]v1.PodPhase{podRunning: v1.PodRunning, podAdmitted: v1.PodPending}[p.phase])
-	}
 	stopping := p.phase == podRunning || p.phase == podAdmitted
+	if stopping && !p.generationWritten {
+		current := v1.PodPending
+		if p.phase == podRunning {
+			current = v1.PodRunning
+		}
+		observed = n.podStatus(p, current)
+	}
 	if stopping {
 		n.used.sub(p.requests)
 		p.phase = podTerminating
