@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 )
 
 // The fleet tests share one 200-node fleet, started on first use next to the
@@ -189,13 +190,19 @@ func TestFleetRunsADeploymentOfAThousandPods(t *testing.T) {
 	}
 
 	// Scale to 0: the fleet's nodes see the deletions and remove every pod.
-	scale, err := c.Client.AppsV1().Deployments(ns).GetScale(ctx, "load", metav1.GetOptions{})
+	// The deployment controller writes the Deployment's status meanwhile:
+	// a scale read before one of its writes conflicts, and is read again.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		scale, err := c.Client.AppsV1().Deployments(ns).GetScale(ctx, "load", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		scale.Spec.Replicas = 0
+		_, err = c.Client.AppsV1().Deployments(ns).UpdateScale(ctx, "load", scale, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	scale.Spec.Replicas = 0
-	if _, err := c.Client.AppsV1().Deployments(ns).UpdateScale(ctx, "load", scale, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
+		t.Fatalf("scaling to 0: %v", err)
 	}
 	err = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
 		var err error
