@@ -68,7 +68,7 @@ func (w *watcher) start(ctx context.Context, client *rest.RESTClient, spec watch
 	r := &watchRun{w: w, ctx: ctx, client: client, spec: spec, done: done,
 		open: w.fleet.metrics.watches.WithLabelValues(spec.name)}
 	r.owned.Store(true)
-	go r.connect()
+	go r.connect(nil)
 }
 
 // watchRun is one watch across its requests. Its reading state belongs to
@@ -102,32 +102,31 @@ type pollable interface {
 	OnReady(func())
 }
 
-// connect opens the next request, with backoff after failures, until the
-// watch is attached to a pollable body (the goroutine ends then) or ctx
-// ends. Bodies that cannot be polled are followed here, blocking.
-func (r *watchRun) connect() {
+// connect takes in how the last request ended (nil: there was none) and
+// opens the next, with backoff after failures, until the watch is attached
+// to a pollable body (the goroutine ends then) or ctx ends. Bodies that
+// cannot be polled are followed here, blocking.
+func (r *watchRun) connect(ended error) {
 	for {
-		if r.ctx.Err() != nil {
+		if ended != nil && !r.settle(ended) || r.ctx.Err() != nil {
 			r.done()
 			return
 		}
-		body, err := r.w.open(r.ctx, r.client, watchURL(r.client, r.spec, r.rv))
-		if err == nil {
-			r.attach(body)
-			if r.gate != nil {
-				r.owned.Store(false)
-				r.kick()
-				return
-			}
-			for err == nil {
-				err = r.next()
-			}
-			r.detach()
+		var body *watchBody
+		body, ended = r.w.open(r.ctx, r.client, watchURL(r.client, r.spec, r.rv))
+		if ended != nil {
+			continue
 		}
-		if !r.settle(err) {
-			r.done()
+		r.attach(body)
+		if r.gate != nil {
+			r.owned.Store(false)
+			r.kick()
 			return
 		}
+		for ended == nil {
+			ended = r.next()
+		}
+		r.detach()
 	}
 }
 
@@ -193,11 +192,7 @@ func (r *watchRun) drain() {
 			continue
 		}
 		r.detach()
-		if !r.settle(err) {
-			r.done()
-			return
-		}
-		r.connect()
+		r.connect(err)
 		return
 	}
 }
