@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/url"
-	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -101,12 +99,7 @@ func New(cfg *Config) (*Fleet, error) {
 // Run registers every node and keeps the fleet alive until ctx ends; then it
 // stops its watches and, with --delete-nodes-on-exit, deletes its Nodes.
 func (f *Fleet) Run(ctx context.Context) error {
-	// A fleet's heap is mostly small long-lived objects (connections,
-	// streams, node state); collecting at 50 % growth instead of 100 % keeps
-	// its memory well down for a few percent more CPU. GOGC still wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(50)
-	}
+	tuneRuntime(len(f.nodes))
 	watchCtx, stopWatches := context.WithCancel(ctx)
 	defer stopWatches()
 	f.watchCtx = watchCtx
@@ -148,7 +141,7 @@ func (f *Fleet) nodeClient(name string) (*rest.RESTClient, error) {
 
 // nodeRegistered starts what a node does once registered: in the kubelet
 // profile, its six watches and its start-up events.
-func (f *Fleet) nodeRegistered(_ context.Context, n *node) {
+func (f *Fleet) nodeRegistered(n *node) {
 	if f.cfg.Profile != ProfileKubelet {
 		return
 	}

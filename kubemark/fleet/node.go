@@ -45,6 +45,9 @@ type node struct {
 	mu         sync.Mutex
 	uid        types.UID
 	registered bool
+	// started: the node's heartbeats, status reports and watches run; a
+	// node that registers again after its Node was deleted keeps them.
+	started    bool
 	podCIDR    *net.IPNet
 	lease      *coordinationv1.Lease
 	renewedAt  time.Time // last successful lease renewal
@@ -127,11 +130,18 @@ func (n *node) ensureLease(ctx context.Context) {
 	n.lease = lease
 	n.renewedAt = time.Now()
 	n.registered = true
+	first := !n.started
+	n.started = true
 	n.mu.Unlock()
 	f.metrics.registered.Inc()
-	f.nodeRegistered(ctx, n)
+	if !first {
+		return
+	}
 	f.sched.After(f.renewInterval(), priorityHeartbeat, n.renewLease)
 	f.sched.After(jitter(f.cfg.StatusReportFrequency, 0.1), priorityBackground, n.reportStatus)
+	// Queued behind the registrations still waiting: a big fleet gets all
+	// its nodes Ready before the apiserver sets up six watches for each.
+	f.sched.Now(priorityBackground, func(context.Context) { f.nodeRegistered(n) })
 }
 
 // getOrCreateLease reads the node's Lease, creating it when it is missing.

@@ -143,6 +143,75 @@ func TestFleetNodesRegisterAndStayReady(t *testing.T) {
 	}
 }
 
+// A kubelet whose Node is deleted registers it again; it does not start a
+// second set of heartbeats and watches.
+func TestFleetNodeDeletedRegistersAgain(t *testing.T) {
+	c, f := sharedFleet(t)
+	ctx := context.Background()
+	const name = "fleet-11"
+	waitFleetMetric(ctx, t, f, "kscale_fleet_watches", nil, 6*fleetNodes)
+	old, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var node *v1.Node
+	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		node, err = c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		return err == nil && node.UID != old.UID && NodeReady(node), nil
+	}); err != nil {
+		t.Fatalf("%s was not registered again: %v", name, err)
+	}
+
+	// Over 25 s one heartbeat loop renews the Lease 2 or 3 times (every
+	// 10 s); a second loop would double that.
+	lease := func() *metav1.ObjectMeta {
+		var l *metav1.ObjectMeta
+		_ = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			got, err := c.Client.CoordinationV1().Leases("kube-node-lease").Get(ctx, name, metav1.GetOptions{})
+			if err == nil {
+				l = &got.ObjectMeta
+			}
+			return err == nil, nil
+		})
+		if l == nil {
+			t.Fatalf("no Lease for %s", name)
+		}
+		return l
+	}
+	lease() // the garbage collector may have taken the old one; wait for the new
+	w, err := c.Client.CoordinationV1().Leases("kube-node-lease").Watch(ctx, metav1.ListOptions{
+		FieldSelector: "metadata.name=" + name, ResourceVersion: lease().ResourceVersion,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	renewals := 0
+	timeout := time.After(25 * time.Second)
+	for done := false; !done; {
+		select {
+		case <-timeout:
+			done = true
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the Lease watch ended early")
+			}
+			if ev.Type == "MODIFIED" {
+				renewals++
+			}
+		}
+	}
+	if renewals < 2 || renewals > 3 {
+		t.Errorf("%s renewed its Lease %d times in 25 s, want 2 or 3 (every 10 s)", name, renewals)
+	}
+	if n := fleetMetric(t, f, "kscale_fleet_watches", nil); n != 6*fleetNodes {
+		t.Errorf("%v watches open after the node registered again, want %d", n, 6*fleetNodes)
+	}
+}
+
 func TestFleetRunsADeploymentOfAThousandPods(t *testing.T) {
 	c, _ := sharedFleet(t)
 	ns := testNamespace(t, c)

@@ -314,6 +314,47 @@ func TestLostConnection(t *testing.T) {
 	}
 }
 
+// countingConn counts the writes on a connection.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int32
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+func TestSmallBodyLeavesWithItsHeaders(t *testing.T) {
+	s := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		w.Write(data)
+	}))
+	tr := s.transport()
+	var writes atomic.Int32
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		return countingConn{c, &writes}, err
+	}
+	get(t, tr, s.URL) // the handshake and settings are not the request's
+	// Sizes around one frame (16 KiB): the body inline with its headers, or
+	// after them frame by frame; the server must get every byte either way.
+	for _, size := range []int{300, 16<<10 - 1, 16 << 10, 16<<10 + 1, 40 << 10} {
+		body := bytes.Repeat([]byte("l"), size)
+		before := writes.Load()
+		req, _ := http.NewRequest(http.MethodPut, s.URL, bytes.NewReader(body))
+		_, data := do(t, tr, req)
+		if !bytes.Equal(data, body) {
+			t.Errorf("%d bytes: the server got %d bytes back", size, len(data))
+		}
+		// TLS splits big writes into records of its own choosing, so only
+		// the small one says how many writes the client made.
+		if n := writes.Load() - before; size == 300 && n != 1 {
+			t.Errorf("a %d-byte body: sent in %d writes, want 1 with its headers", size, n)
+		}
+	}
+}
+
 func TestIdleConnectionIsPingedAndKept(t *testing.T) {
 	s := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }))
 	tr := s.transport()
