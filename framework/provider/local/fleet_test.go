@@ -94,7 +94,8 @@ func waitFleetMetric(ctx context.Context, t *testing.T, f *Fleet, name string, l
 func TestFleetNodesRegisterAndStayReady(t *testing.T) {
 	c, f := sharedFleet(t)
 	ctx := context.Background()
-	// Watches open once a node is registered: all six per node, soon.
+	// Watches open once the registrations queued before them are sent:
+	// all six per node, soon.
 	waitFleetMetric(ctx, t, f, "kscale_fleet_watches", nil, 6*fleetNodes)
 	node, err := c.Client.CoreV1().Nodes().Get(ctx, "fleet-7", metav1.GetOptions{})
 	if err != nil {
