@@ -92,11 +92,7 @@ func BenchmarkIdleKubeletMorph(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Stop(ctx)
-	httpClient, err := rest.HTTPClientFor(c.Config)
-	if err != nil {
-		b.Fatal(err)
-	}
-	apiMetrics := c.State.Component(clusterdir.APIServer).MetricsURL
+	httpClient, apiMetrics := apiserverMetrics(b, c)
 	// Let the controller-manager and scheduler open all their watches first,
 	// so the difference below is the hollow nodes' alone.
 	time.Sleep(settle)
@@ -185,6 +181,17 @@ func scale(xs []float64, f float64) []float64 {
 		out[i] = x * f
 	}
 	return out
+}
+
+// apiserverMetrics returns a client that may read the apiserver's /metrics,
+// and its address.
+func apiserverMetrics(b *testing.B, c *Cluster) (*http.Client, string) {
+	b.Helper()
+	client, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return client, c.State.Component(clusterdir.APIServer).MetricsURL
 }
 
 // sumMetric scrapes url and sums the samples of one metric whose labels

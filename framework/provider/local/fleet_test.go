@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -182,7 +183,7 @@ func TestFleetNodeDeletedRegistersAgain(t *testing.T) {
 		}
 		return l
 	}
-	lease() // the garbage collector may have taken the old one; wait for the new
+	// The garbage collector may have taken the old Lease: lease() waits for one.
 	w, err := c.Client.CoordinationV1().Leases("kube-node-lease").Watch(ctx, metav1.ListOptions{
 		FieldSelector: "metadata.name=" + name, ResourceVersion: lease().ResourceVersion,
 	})
@@ -200,7 +201,7 @@ func TestFleetNodeDeletedRegistersAgain(t *testing.T) {
 			if !ok {
 				t.Fatal("the Lease watch ended early")
 			}
-			if ev.Type == "MODIFIED" {
+			if ev.Type == watch.Modified {
 				renewals++
 			}
 		}

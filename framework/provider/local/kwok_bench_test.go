@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-
-	"github.com/kscale/kscale/controlplane/clusterdir"
 )
 
 // kwokVersion is the KWOK release the light fleet is measured against.
@@ -178,9 +177,10 @@ func waitPodCIDRs(ctx context.Context, b *testing.B, c *Cluster, selector string
 // into one simulator's window and not the other's.
 func waitNodeWritesQuiet(b *testing.B, c *Cluster) {
 	b.Helper()
+	client, url := apiserverMetrics(b, c)
 	last, quietSince := -1.0, time.Now()
 	for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
-		n := apiserverRequests(b, c)["PATCH nodes"]
+		n := apiserverRequests(b, client, url)["PATCH nodes"]
 		if n != last {
 			last, quietSince = n, time.Now()
 		} else if time.Since(quietSince) >= 10*time.Second {
@@ -239,10 +239,11 @@ func createNodes(b *testing.B, c *Cluster, n int) {
 // differently, these say which calls differ.
 func usageAndCallsOver(b *testing.B, c *Cluster, pids map[string]int, window time.Duration) (map[string]map[string]float64, map[string]float64) {
 	b.Helper()
-	before := apiserverRequests(b, c)
+	client, url := apiserverMetrics(b, c)
+	before := apiserverRequests(b, client, url)
 	usage := usageOver(b, pids, window)
 	calls := map[string]float64{}
-	for call, n := range apiserverRequests(b, c) {
+	for call, n := range apiserverRequests(b, client, url) {
 		if rate := (n - before[call]) / window.Seconds(); rate >= 0.5 {
 			calls[call] = rate
 		}
@@ -250,18 +251,11 @@ func usageAndCallsOver(b *testing.B, c *Cluster, pids map[string]int, window tim
 	return usage, calls
 }
 
-// apiserverRequests reads apiserver_request_total, summed by verb and resource.
-func apiserverRequests(b *testing.B, c *Cluster) map[string]float64 {
+// apiserverRequests reads apiserver_request_total at url, summed by verb
+// and resource.
+func apiserverRequests(b *testing.B, client *http.Client, url string) map[string]float64 {
 	b.Helper()
-	eps, err := c.Endpoints()
-	if err != nil {
-		b.Fatal(err)
-	}
-	client, err := rest.HTTPClientFor(c.Config)
-	if err != nil {
-		b.Fatal(err)
-	}
-	fams, err := scrape(client, eps[clusterdir.APIServer].Metrics)
+	fams, err := scrape(client, url)
 	if err != nil {
 		b.Fatal(err)
 	}
