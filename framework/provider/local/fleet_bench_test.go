@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kscale/kscale/controlplane"
+	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/framework/procstat"
 )
 
@@ -45,8 +46,42 @@ func benchCluster(b *testing.B, apiserverArgs ...string) *Cluster {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = c.Stop(context.Background()) })
+	b.Cleanup(func() {
+		_ = c.Stop(context.Background())
+		if b.Failed() {
+			keepLogs(b, c)
+		}
+	})
 	return c
+}
+
+// keepLogs copies the logs of a failed benchmark's cluster out of its
+// temporary folder, which the testing package removes.
+func keepLogs(b *testing.B, c *Cluster) {
+	dst, err := os.MkdirTemp("", "kscale-bench-logs-")
+	if err == nil {
+		err = os.CopyFS(dst, os.DirFS(c.Dir.LogDir()))
+	}
+	if err != nil {
+		b.Logf("keeping the cluster's logs: %v", err)
+		return
+	}
+	b.Logf("the cluster's logs are kept in %s", dst)
+}
+
+// componentRestarts returns how often the supervisor restarted each
+// component of the cluster.
+func componentRestarts(b *testing.B, c *Cluster) map[string]int {
+	b.Helper()
+	state, err := c.Dir.ReadState()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, comp := range state.Components {
+		out[comp.Name] = comp.Restarts
+	}
+	return out
 }
 
 // usageOver samples processes over a window and returns cores and MiB per name.
@@ -363,11 +398,13 @@ func BenchmarkFleetKubelet5000(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer f.Stop()
+	startup := sampleStartup(c, f, start, 5*time.Second)
 	// Where the control plane cannot take all nodes, the figures of the
 	// nodes it did take are still worth recording: that is the finding.
 	readyCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	allReady := WaitNodesReady(readyCtx, c.Client, HollowLabel+"=fleet", nodes, nil) == nil
+	seenReady, err := TrackNodesReady(readyCtx, c.Client, HollowLabel+"=fleet", nodes, nil)
+	allReady := err == nil
 	readySeconds := time.Since(start).Seconds()
 	readyNodes := countReady(ctx, b, c, HollowLabel+"=fleet")
 	// Watches open before the start-up events are all sent (those go last):
@@ -379,6 +416,7 @@ func BenchmarkFleetKubelet5000(b *testing.B) {
 			settledSeconds = time.Since(start).Seconds()
 		}
 	}
+	timeline := startup()
 
 	transitions := countNotReady(ctx, b, c, HollowLabel+"=fleet")
 	errorsBefore := fleetMetricB(b, f, "kscale_fleet_lease_renewals_total", map[string]string{"result": "error"})
@@ -418,6 +456,8 @@ func BenchmarkFleetKubelet5000(b *testing.B) {
 		"allReady":                  allReady,
 		"readyNodesAtReadySeconds":  readyNodes,
 		"readySeconds":              readySeconds,
+		"readyAsSeenByTheBench":     thin(seenReady, 5),
+		"startupTimeline":           timeline,
 		"readyNodesAtEnd":           countReady(ctx, b, c, HollowLabel+"=fleet"),
 		"watches99PercentOpenAfter": watchesSeconds,
 		"startupEventsSentAfter":    settledSeconds,
@@ -428,7 +468,95 @@ func BenchmarkFleetKubelet5000(b *testing.B) {
 		"fleetWatches":              watches,
 		"processes":                 usage,
 		"coresBusyOfTwo":            busy,
+		"componentRestarts":         componentRestarts(b, c),
 	})
+}
+
+// thin keeps the first point, the last, and in between one point per step
+// of x: a Ready count over 5000 nodes has a point for nearly every node.
+func thin(points []metrics.Point, step float64) []metrics.Point {
+	var out []metrics.Point
+	for i, p := range points {
+		if i == 0 || i == len(points)-1 || p.X-out[len(out)-1].X >= step {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// startupSample is the state of a fleet's start-up at one moment: what the
+// fleet itself counts, and how busy each process was since the sample before.
+type startupSample struct {
+	Seconds    float64            `json:"seconds"`
+	Registered float64            `json:"registered"`
+	Ready      float64            `json:"readyByFleet"`
+	APIErrors  float64            `json:"apiErrors"`
+	Watches    float64            `json:"watches"`
+	Cores      map[string]float64 `json:"cores"`
+}
+
+// sampleStartup samples the fleet's registrations, its own Ready count, its
+// API errors and open watches and the CPU of the fleet and of every control
+// plane component every interval, until the returned function is called;
+// that returns the samples. Where a start-up is slow, this says whether
+// registration, the control plane or the benchmark's own view of the nodes
+// lagged. A component restarted in between has no CPU figure for that step.
+func sampleStartup(c *Cluster, f *Fleet, start time.Time, every time.Duration) func() []startupSample {
+	read := func() map[string]procstat.Sample {
+		pids := map[string]int{"fleet": f.PID}
+		if eps, err := c.Endpoints(); err == nil {
+			for name, ep := range eps {
+				pids[name] = ep.PID
+			}
+		}
+		out := map[string]procstat.Sample{}
+		for name, pid := range pids {
+			if s, err := procstat.Read(pid); err == nil {
+				out[name] = s
+			}
+		}
+		return out
+	}
+	metric := func(name string) float64 {
+		v, _ := readFleetMetric(f, name, nil) // a missed scrape reads 0; the next one catches up
+		return v
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan []startupSample)
+	go func() {
+		var samples []startupSample
+		before := read()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				done <- samples
+				return
+			case <-tick.C:
+			}
+			now := read()
+			cores := map[string]float64{}
+			for name, s := range now {
+				if p, ok := before[name]; ok && p.PID == s.PID {
+					cores[name] = procstat.Between(p, s).Cores
+				}
+			}
+			before = now
+			samples = append(samples, startupSample{
+				Seconds:    time.Since(start).Seconds(),
+				Registered: metric("kscale_fleet_node_registrations_total"),
+				Ready:      metric("kscale_fleet_nodes_ready"),
+				APIErrors:  metric("kscale_fleet_api_errors_total"),
+				Watches:    metric("kscale_fleet_watches"),
+				Cores:      cores,
+			})
+		}
+	}()
+	return func() []startupSample {
+		cancel()
+		return <-done
+	}
 }
 
 // countReady lists the nodes matching selector and counts the Ready ones.

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/kscale/kscale/controlplane/clusterdir"
 )
 
 // kwokVersion is the KWOK release the light fleet is measured against.
@@ -47,104 +50,199 @@ func kwokBinary(b *testing.B) string {
 	return bin
 }
 
-// BenchmarkFleetLight5000VsKWOK registers 5000 nodes with the light fleet,
-// then, on a fresh cluster, 5000 nodes handled by KWOK, and reports for each
-// the time until all are Ready and, once the controller-manager has caught
-// up, the idle cost of the simulator and the control plane and the calls the
-// apiserver served.
+// BenchmarkFleetLight5000VsKWOK registers 5000 nodes with the light fleet
+// and, each time on a fresh cluster, 5000 nodes handled by KWOK, and reports
+// for each the time until all are Ready and, once the controller-manager has
+// caught up, the idle cost of the simulator and the control plane and the
+// calls the apiserver served. The two run in the order fleet, KWOK, KWOK,
+// fleet, so that neither is always first on the machine; each simulator's
+// figures are the mean of its two runs. With KSCALE_BENCH_PROFILES set to a
+// folder, a CPU profile of the controller-manager over each window is
+// written there.
 func BenchmarkFleetLight5000VsKWOK(b *testing.B) {
-	const (
-		nodes  = 5000
-		settle = 30 * time.Second
-		window = 60 * time.Second
-	)
 	kwok := kwokBinary(b) // built before anything is measured
-	results := map[string]any{}
-
-	// The light fleet.
-	{
-		c := benchCluster(b)
-		ctx := context.Background()
-		start := time.Now()
-		f, err := c.StartFleet(ctx, FleetOptions{Group: "light", Nodes: nodes, Profile: "light"})
-		if err != nil {
-			b.Fatal(err)
+	runs := map[string][]simulatorRun{}
+	for i, sim := range []string{"fleet-light", "kwok", "kwok", "fleet-light"} {
+		var r simulatorRun
+		if sim == "kwok" {
+			r = measureKWOK(b, kwok, i)
+		} else {
+			r = measureLightFleet(b, i)
 		}
-		if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=light", nodes, nil); err != nil {
-			b.Fatal(err)
-		}
-		ready := time.Since(start).Seconds()
-		waitPodCIDRs(ctx, b, c, HollowLabel+"=light", nodes)
-		waitNodeWritesQuiet(b, c)
-		time.Sleep(settle)
-		pids := controlPlanePIDs(b, c)
-		pids["simulator"] = f.PID
-		usage, calls := usageAndCallsOver(b, c, pids, window)
-		results["fleet-light"] = map[string]any{
-			"readySeconds": ready, "processes": usage, "apiserverCallsPerSecond": calls,
-			"leaseAgeMaxSeconds": leaseAgeMax(ctx, b, c, "light-"),
-		}
-		b.ReportMetric(ready, "s/ready-fleet")
-		b.ReportMetric(usage["simulator"]["rssMiB"], "MiB/fleet")
-		if err := f.Stop(); err != nil {
-			b.Fatal(err)
-		}
-		if err := c.Stop(ctx); err != nil {
-			b.Fatal(err)
-		}
+		runs[sim] = append(runs[sim], r)
 	}
-
-	// KWOK, managing nodes the benchmark creates as a user would.
-	{
-		c := benchCluster(b)
-		ctx := context.Background()
-		port, err := freePort()
-		if err != nil {
-			b.Fatal(err)
-		}
-		stages, err := filepath.Abs("testdata/kwok/stages.yaml")
-		if err != nil {
-			b.Fatal(err)
-		}
-		logFile, err := os.Create(filepath.Join(c.Dir.LogDir(), "kwok.log"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer logFile.Close()
-		cmd := exec.Command(kwok,
-			"--kubeconfig="+c.Dir.AdminKubeconfig(),
-			"--config="+stages,
-			"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-			"--node-lease-duration-seconds=40",
-			"--server-address=127.0.0.1:"+strconv.Itoa(port),
-		)
-		cmd.Stdout, cmd.Stderr = logFile, logFile
-		start := time.Now()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-		createNodes(b, c, nodes)
-		if err := WaitNodesReady(ctx, c.Client, "kscale.io/kwok=true", nodes, nil); err != nil {
-			b.Fatalf("%v (log %s)", err, logFile.Name())
-		}
-		ready := time.Since(start).Seconds()
-		waitPodCIDRs(ctx, b, c, "kscale.io/kwok=true", nodes)
-		waitNodeWritesQuiet(b, c)
-		time.Sleep(settle)
-		pids := controlPlanePIDs(b, c)
-		pids["simulator"] = cmd.Process.Pid
-		usage, calls := usageAndCallsOver(b, c, pids, window)
-		results["kwok"] = map[string]any{
-			"version": kwokVersion, "readySeconds": ready, "processes": usage, "apiserverCallsPerSecond": calls,
-			"leaseAgeMaxSeconds": leaseAgeMax(ctx, b, c, "kwok-node-"),
-		}
-		b.ReportMetric(ready, "s/ready-kwok")
-		b.ReportMetric(usage["simulator"]["rssMiB"], "MiB/kwok")
+	results := map[string]any{"nodes": simulatedNodes, "windowSeconds": simulatorWindow.Seconds(), "order": "fleet-light, kwok, kwok, fleet-light"}
+	for sim, rs := range runs {
+		mean := meanRun(rs)
+		results[sim] = map[string]any{"mean": mean, "runs": rs}
+		b.ReportMetric(mean.ReadySeconds, "s/ready-"+sim)
+		b.ReportMetric(mean.Processes["simulator"]["rssMiB"], "MiB/"+sim)
 	}
-	results["nodes"] = nodes
-	results["windowSeconds"] = window.Seconds()
+	results["kwok"].(map[string]any)["version"] = kwokVersion
 	writeBench(b, "fleet-light-5000-vs-kwok", results)
+}
+
+const (
+	simulatedNodes  = 5000
+	simulatorSettle = 30 * time.Second
+	simulatorWindow = 60 * time.Second
+)
+
+// simulatorRun is what one simulator cost in one run.
+type simulatorRun struct {
+	ReadySeconds       float64                       `json:"readySeconds"`
+	Processes          map[string]map[string]float64 `json:"processes"`
+	APIServerCalls     map[string]float64            `json:"apiserverCallsPerSecond"`
+	LeaseAgeMaxSeconds float64                       `json:"leaseAgeMaxSeconds"`
+	ComponentRestarts  map[string]int                `json:"componentRestarts"`
+}
+
+// meanRun averages runs figure by figure; restarts are summed.
+func meanRun(runs []simulatorRun) simulatorRun {
+	out := simulatorRun{Processes: map[string]map[string]float64{}, APIServerCalls: map[string]float64{}, ComponentRestarts: map[string]int{}}
+	n := float64(len(runs))
+	for _, r := range runs {
+		out.ReadySeconds += r.ReadySeconds / n
+		out.LeaseAgeMaxSeconds += r.LeaseAgeMaxSeconds / n
+		for proc, figures := range r.Processes {
+			if out.Processes[proc] == nil {
+				out.Processes[proc] = map[string]float64{}
+			}
+			for k, v := range figures {
+				out.Processes[proc][k] += v / n
+			}
+		}
+		for call, rate := range r.APIServerCalls {
+			out.APIServerCalls[call] += rate / n
+		}
+		for comp, restarts := range r.ComponentRestarts {
+			out.ComponentRestarts[comp] += restarts
+		}
+	}
+	return out
+}
+
+// measureLightFleet runs the light fleet on a fresh cluster.
+func measureLightFleet(b *testing.B, run int) simulatorRun {
+	c := benchCluster(b)
+	ctx := context.Background()
+	start := time.Now()
+	f, err := c.StartFleet(ctx, FleetOptions{Group: "light", Nodes: simulatedNodes, Profile: "light"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=light", simulatedNodes, nil); err != nil {
+		b.Fatal(err)
+	}
+	r := measureSimulator(ctx, b, c, HollowLabel+"=light", "light-", f.PID, start, fmt.Sprintf("%d-fleet-light", run))
+	if err := f.Stop(); err != nil {
+		b.Fatal(err)
+	}
+	if err := c.Stop(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return r
+}
+
+// measureKWOK runs KWOK on a fresh cluster, managing nodes the benchmark
+// creates as a user would.
+func measureKWOK(b *testing.B, kwok string, run int) simulatorRun {
+	c := benchCluster(b)
+	ctx := context.Background()
+	port, err := freePort()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stages, err := filepath.Abs("testdata/kwok/stages.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	logFile, err := os.Create(filepath.Join(c.Dir.LogDir(), "kwok.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(kwok,
+		"--kubeconfig="+c.Dir.AdminKubeconfig(),
+		"--config="+stages,
+		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+		"--node-lease-duration-seconds=40",
+		"--server-address=127.0.0.1:"+strconv.Itoa(port),
+	)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	createNodes(b, c, simulatedNodes)
+	if err := WaitNodesReady(ctx, c.Client, "kscale.io/kwok=true", simulatedNodes, nil); err != nil {
+		b.Fatalf("%v (log %s)", err, logFile.Name())
+	}
+	r := measureSimulator(ctx, b, c, "kscale.io/kwok=true", "kwok-node-", cmd.Process.Pid, start, fmt.Sprintf("%d-kwok", run))
+	if err := c.Stop(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return r
+}
+
+// measureSimulator takes the figures of a simulator whose nodes are all
+// Ready, once the controller-manager is done with them.
+func measureSimulator(ctx context.Context, b *testing.B, c *Cluster, selector, leasePrefix string, pid int, start time.Time, label string) simulatorRun {
+	ready := time.Since(start).Seconds()
+	waitPodCIDRs(ctx, b, c, selector, simulatedNodes)
+	waitNodeWritesQuiet(b, c)
+	time.Sleep(simulatorSettle)
+	pids := controlPlanePIDs(b, c)
+	pids["simulator"] = pid
+	profiled := profileControllerManager(b, c, simulatorWindow, label)
+	usage, calls := usageAndCallsOver(b, c, pids, simulatorWindow)
+	profiled()
+	return simulatorRun{
+		ReadySeconds:       ready,
+		Processes:          usage,
+		APIServerCalls:     calls,
+		LeaseAgeMaxSeconds: leaseAgeMax(ctx, b, c, leasePrefix),
+		ComponentRestarts:  componentRestarts(b, c),
+	}
+}
+
+// profileControllerManager, when KSCALE_BENCH_PROFILES names a folder,
+// takes a CPU profile of the controller-manager over the next window into
+// <folder>/<label>-kube-controller-manager.pprof; the returned function
+// waits for it.
+func profileControllerManager(b *testing.B, c *Cluster, window time.Duration, label string) func() {
+	dir := os.Getenv("KSCALE_BENCH_PROFILES")
+	if dir == "" {
+		return func() {}
+	}
+	client, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	url := strings.TrimSuffix(c.State.Component(clusterdir.ControllerManager).MetricsURL, "/metrics") +
+		fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(window.Seconds()))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := client.Get(url)
+		if err != nil {
+			b.Logf("profiling the controller-manager: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s: %s", resp.Status, data)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, label+"-kube-controller-manager.pprof"), data, 0o644)
+		}
+		if err != nil {
+			b.Logf("profiling the controller-manager: %v", err)
+		}
+	}()
+	return func() { <-done }
 }
 
 // waitPodCIDRs waits until the controller-manager has given every node a
@@ -190,7 +288,39 @@ func waitNodeWritesQuiet(b *testing.B, c *Cluster) {
 	b.Fatal("the apiserver kept patching Nodes for 10 minutes")
 }
 
-// createNodes creates bare Node objects for KWOK to take over, 32 at a time.
+// kwokNode is the i-th Node for KWOK to take over, with the labels,
+// annotations, providerID and addresses the fleet's nodes register with (zones spread
+// round robin over the fleet's default three), so that the controller-manager
+// and the apiserver hold Node objects of the same size for both simulators.
+func kwokNode(i int) *v1.Node {
+	name := fmt.Sprintf("kwok-node-%d", i)
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			Annotations: map[string]string{
+				"kwok.x-k8s.io/node":                                     "fake",
+				"node.alpha.kubernetes.io/ttl":                           "0",
+				"volumes.kubernetes.io/controller-managed-attach-detach": "true",
+			},
+			Labels: map[string]string{
+				"kscale.io/kwok":              "true",
+				"kubernetes.io/hostname":      name,
+				"kubernetes.io/os":            "linux",
+				"kubernetes.io/arch":          "amd64",
+				"beta.kubernetes.io/os":       "linux",
+				"beta.kubernetes.io/arch":     "amd64",
+				"topology.kubernetes.io/zone": []string{"zone-a", "zone-b", "zone-c"}[i%3],
+			},
+		},
+		Spec: v1.NodeSpec{ProviderID: "kwok://" + name},
+		Status: v1.NodeStatus{Addresses: []v1.NodeAddress{
+			{Type: v1.NodeInternalIP, Address: fmt.Sprintf("10.%d.%d.%d", 64+i>>16, i>>8&255, i&255)},
+			{Type: v1.NodeHostName, Address: name},
+		}},
+	}
+}
+
+// createNodes creates Node objects for KWOK to take over, 32 at a time.
 func createNodes(b *testing.B, c *Cluster, n int) {
 	b.Helper()
 	cfg := rest.CopyConfig(c.Config)
@@ -208,11 +338,7 @@ func createNodes(b *testing.B, c *Cluster, n int) {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				node := &v1.Node{ObjectMeta: metav1.ObjectMeta{
-					Name:        fmt.Sprintf("kwok-node-%d", i),
-					Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-					Labels:      map[string]string{"kscale.io/kwok": "true", "kubernetes.io/hostname": fmt.Sprintf("kwok-node-%d", i)},
-				}}
+				node := kwokNode(i)
 				if _, err := client.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
 					mu.Lock()
 					if firstErr == nil {
