@@ -66,6 +66,9 @@ type Config struct {
 	LeaseDuration         time.Duration
 	StatusReportFrequency time.Duration
 	Workers               int
+	// OpeningWatches bounds the watch requests of the whole fleet waiting
+	// for their response at once (see watcher.opening).
+	OpeningWatches int
 
 	FailNodes          float64
 	MetricsBindAddress string
@@ -95,6 +98,7 @@ func DefaultConfig() Config {
 		LeaseDuration:         40 * time.Second,
 		StatusReportFrequency: 5 * time.Minute,
 		Workers:               256,
+		OpeningWatches:        32,
 		MetricsBindAddress:    "127.0.0.1:10269",
 	}
 }
@@ -121,6 +125,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.LeaseDuration, "node-lease-duration", c.LeaseDuration, "fleet: Lease duration; renewed every quarter of it, as the kubelet does")
 	fs.DurationVar(&c.StatusReportFrequency, "node-status-report-frequency", c.StatusReportFrequency, "fleet: node status is patched at least this often")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "fleet: concurrent API calls of the whole fleet")
+	fs.IntVar(&c.OpeningWatches, "max-opening-watches", c.OpeningWatches, "fleet: watch requests of the whole fleet waiting for the apiserver's answer at once")
 	fs.Float64Var(&c.FailNodes, "fail-nodes", c.FailNodes, "fleet: fraction of nodes (0..1) whose heartbeats stop from the start")
 	fs.StringVar(&c.MetricsBindAddress, "fleet-metrics-bind-address", c.MetricsBindAddress, "fleet: host:port for /metrics, /healthz and the fault endpoints; empty for none")
 	fs.BoolVar(&c.DeleteNodesOnExit, "delete-nodes-on-exit", c.DeleteNodesOnExit, "fleet: delete the fleet's Nodes on SIGTERM")
@@ -215,6 +220,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Workers <= 0 {
 		return fmt.Errorf("--workers=%d: must be at least 1", c.Workers)
+	}
+	if c.OpeningWatches <= 0 {
+		return fmt.Errorf("--max-opening-watches=%d: must be at least 1", c.OpeningWatches)
 	}
 	if c.FailNodes < 0 || c.FailNodes > 1 {
 		return fmt.Errorf("--fail-nodes=%v: a fraction in 0..1", c.FailNodes)

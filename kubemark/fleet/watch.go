@@ -49,6 +49,14 @@ type watcher struct {
 	contentType string
 	userAgent   string
 	info        runtime.SerializerInfo
+	// opening holds a token per watch request waiting for its response.
+	// Once registration is done, thousands of nodes would otherwise send six
+	// watch requests each within seconds: at 5000 nodes the apiserver
+	// answered ~110 000 of them 429 (its priority level for nodes has some
+	// 70 seats and a few thousand queue places), lease renewals stalled for
+	// 30 s, and the controller-manager and scheduler lost their leader
+	// leases. Bounded, the same watches open without a rejection.
+	opening chan struct{}
 }
 
 func newWatcher(f *Fleet, contentType, userAgent string) (*watcher, error) {
@@ -56,7 +64,12 @@ func newWatcher(f *Fleet, contentType, userAgent string) (*watcher, error) {
 	if !ok || info.StreamSerializer == nil {
 		return nil, fmt.Errorf("no streaming decoder for %s", contentType)
 	}
-	return &watcher{fleet: f, contentType: contentType, userAgent: userAgent, info: info}, nil
+	opening := DefaultConfig().OpeningWatches
+	if f != nil {
+		opening = f.cfg.OpeningWatches
+	}
+	return &watcher{fleet: f, contentType: contentType, userAgent: userAgent, info: info,
+		opening: make(chan struct{}, opening)}, nil
 }
 
 // start keeps a watch open until ctx ends, then calls done: it starts with
@@ -113,7 +126,7 @@ func (r *watchRun) connect(ended error) {
 			return
 		}
 		var body *watchBody
-		body, ended = r.w.open(r.ctx, r.client, watchURL(r.client, r.spec, r.rv))
+		body, ended = r.w.openBounded(r.ctx, r.client, watchURL(r.client, r.spec, r.rv))
 		if ended != nil {
 			continue
 		}
@@ -371,6 +384,18 @@ func (e *eventReader) next() (watch.EventType, runtime.Object, error) {
 type watchBody struct {
 	io.ReadCloser
 	gzipped bool
+}
+
+// openBounded is open once fewer than OpeningWatches requests of the
+// fleet wait for their response.
+func (w *watcher) openBounded(ctx context.Context, client *rest.RESTClient, url string) (*watchBody, error) {
+	select {
+	case w.opening <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-w.opening }()
+	return w.open(ctx, client, url)
 }
 
 // open sends the watch request on the node's own connection. It asks for

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,6 +126,10 @@ type watchServer struct {
 	changed  chan struct{} // closed and replaced at every publish or end
 	ended    int           // generation of end calls
 	requests []url.Values  // the query of every watch request
+
+	// beforeHeaders, when set, runs in the handler before the response
+	// headers are written: a slow apiserver.
+	beforeHeaders func(*http.Request)
 }
 
 func newWatchServer(t *testing.T, gzipped bool) *watchServer {
@@ -141,6 +146,9 @@ func (ws *watchServer) serve(w http.ResponseWriter, r *http.Request) {
 	ws.requests = append(ws.requests, r.URL.Query())
 	generation := ws.ended
 	ws.mu.Unlock()
+	if ws.beforeHeaders != nil {
+		ws.beforeHeaders(r)
+	}
 	w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
 	if ws.gzipped {
 		w.Header().Set("Content-Encoding", "gzip")
@@ -305,4 +313,45 @@ func TestIdleWatchesHoldNoGoroutine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWatchOpensAreBounded: however many watches start at once, no more
+// than OpeningWatches of their requests wait for the server at a time, and
+// every watch opens in the end.
+func TestWatchOpensAreBounded(t *testing.T) {
+	const (
+		bound   = 4
+		watches = 40
+	)
+	var inFlight, most atomic.Int32
+	ws := newWatchServer(t, false)
+	ws.beforeHeaders = func(*http.Request) {
+		n := inFlight.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(20 * time.Millisecond) // the apiserver setting the watch up
+		inFlight.Add(-1)
+	}
+	client := ws.client(t)
+	w, err := newWatcher(testFleet(t, func(c *Config) { c.OpeningWatches = bound }), "application/vnd.kubernetes.protobuf", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.publish("p0", "10")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var seen atomic.Int32
+	var stopped sync.WaitGroup
+	for range watches {
+		stopped.Add(1)
+		w.start(ctx, client, watchSpec{name: "pods", path: "/api/v1/pods", handle: func(watch.EventType, k8sruntime.Object) {
+			seen.Add(1)
+		}}, stopped.Done)
+	}
+	eventually(t, "every watch saw the first event", func() bool { return seen.Load() == watches })
+	if got := most.Load(); got != bound {
+		t.Errorf("at most %d watch requests waited for the server at once, want %d", got, bound)
+	}
+	cancel()
+	stopped.Wait()
 }

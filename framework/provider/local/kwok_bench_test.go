@@ -198,12 +198,42 @@ func measureSimulator(ctx context.Context, b *testing.B, c *Cluster, selector, l
 	profiled := profileControllerManager(b, c, simulatorWindow, label)
 	usage, calls := usageAndCallsOver(b, c, pids, simulatorWindow)
 	profiled()
+	addHeapInUse(b, c, usage)
 	return simulatorRun{
 		ReadySeconds:       ready,
 		Processes:          usage,
 		APIServerCalls:     calls,
 		LeaseAgeMaxSeconds: leaseAgeMax(ctx, b, c, leasePrefix),
 		ComponentRestarts:  componentRestarts(b, c),
+	}
+}
+
+// addHeapInUse adds each control plane component's Go heap in use
+// (go_memstats_heap_inuse_bytes) to its figures as heapInUseMiB. RSS keeps
+// the high-water mark of a burst, since Go hands freed memory back to the
+// OS lazily; the heap in use is what the component holds now.
+func addHeapInUse(b *testing.B, c *Cluster, usage map[string]map[string]float64) {
+	b.Helper()
+	client, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	eps, err := c.Endpoints()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for name, ep := range eps {
+		if usage[name] == nil {
+			continue
+		}
+		fams, err := scrape(client, ep.Metrics)
+		if err != nil {
+			b.Logf("reading the heap of %s: %v", name, err)
+			continue
+		}
+		if m := fams["go_memstats_heap_inuse_bytes"].GetMetric(); len(m) == 1 {
+			usage[name]["heapInUseMiB"] = m[0].GetGauge().GetValue() / (1 << 20)
+		}
 	}
 }
 
