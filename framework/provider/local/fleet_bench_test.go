@@ -399,6 +399,7 @@ func BenchmarkFleetKubelet5000(b *testing.B) {
 	}
 	defer f.Stop()
 	startup := sampleStartup(c, f, start, 5*time.Second)
+	defer startup()
 	// Where the control plane cannot take all nodes, the figures of the
 	// nodes it did take are still worth recording: that is the finding.
 	readyCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
@@ -497,8 +498,9 @@ type startupSample struct {
 
 // sampleStartup samples the fleet's registrations, its own Ready count, its
 // API errors and open watches and the CPU of the fleet and of every control
-// plane component every interval, until the returned function is called;
-// that returns the samples. Where a start-up is slow, this says whether
+// plane component every interval, until the returned function is first
+// called; that returns the samples (defer it too, for the paths that fail
+// before). Where a start-up is slow, this says whether
 // registration, the control plane or the benchmark's own view of the nodes
 // lagged. A component restarted in between has no CPU figure for that step.
 func sampleStartup(c *Cluster, f *Fleet, start time.Time, every time.Duration) func() []startupSample {
@@ -553,10 +555,10 @@ func sampleStartup(c *Cluster, f *Fleet, start time.Time, every time.Duration) f
 			})
 		}
 	}()
-	return func() []startupSample {
+	return sync.OnceValue(func() []startupSample {
 		cancel()
 		return <-done
-	}
+	})
 }
 
 // countReady lists the nodes matching selector and counts the Ready ones.
