@@ -27,6 +27,7 @@ func TestValidate(t *testing.T) {
 		{"fallback range too small", func(c *Config) { c.FallbackPodCIDR = "10.0.0.0/25" }, "must be /24 or larger"},
 		{"lease too short", func(c *Config) { c.LeaseDuration = 1 }, "--node-lease-duration"},
 		{"no workers", func(c *Config) { c.Workers = 0 }, "--workers=0"},
+		{"no watch opens", func(c *Config) { c.OpeningWatches = 0 }, "--max-opening-watches=0"},
 		{"bad metrics address", func(c *Config) { c.MetricsBindAddress = "localhost" }, "--fleet-metrics-bind-address"},
 		{"extended resource", func(c *Config) { c.ExtendedResources = map[string]string{"x/gpu": "many"} }, `x/gpu="many": not a quantity`},
 	}

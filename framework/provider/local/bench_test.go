@@ -187,11 +187,18 @@ func scale(xs []float64, f float64) []float64 {
 // and its address.
 func apiserverMetrics(b *testing.B, c *Cluster) (*http.Client, string) {
 	b.Helper()
+	return adminHTTPClient(b, c), c.State.Component(clusterdir.APIServer).MetricsURL
+}
+
+// adminHTTPClient returns a client with the cluster's admin credentials: it
+// may read every component's /metrics and /debug/pprof.
+func adminHTTPClient(b *testing.B, c *Cluster) *http.Client {
+	b.Helper()
 	client, err := rest.HTTPClientFor(c.Config)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return client, c.State.Component(clusterdir.APIServer).MetricsURL
+	return client
 }
 
 // sumMetric scrapes url and sums the samples of one metric whose labels

@@ -214,10 +214,7 @@ func measureSimulator(ctx context.Context, b *testing.B, c *Cluster, selector, l
 // OS lazily; the heap in use is what the component holds now.
 func addHeapInUse(b *testing.B, c *Cluster, usage map[string]map[string]float64) {
 	b.Helper()
-	client, err := rest.HTTPClientFor(c.Config)
-	if err != nil {
-		b.Fatal(err)
-	}
+	client := adminHTTPClient(b, c)
 	eps, err := c.Endpoints()
 	if err != nil {
 		b.Fatal(err)
@@ -246,10 +243,7 @@ func profileControllerManager(b *testing.B, c *Cluster, window time.Duration, la
 	if dir == "" {
 		return func() {}
 	}
-	client, err := rest.HTTPClientFor(c.Config)
-	if err != nil {
-		b.Fatal(err)
-	}
+	client := adminHTTPClient(b, c)
 	url := strings.TrimSuffix(c.State.Component(clusterdir.ControllerManager).MetricsURL, "/metrics") +
 		fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(window.Seconds()))
 	done := make(chan struct{})
