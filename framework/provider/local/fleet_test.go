@@ -297,23 +297,10 @@ func podPhases(list *v1.PodList) map[v1.PodPhase]int {
 // per node, and binds pods to it directly as a scheduler would.
 func TestFleetAdmissionAndCompletion(t *testing.T) {
 	c, _ := sharedCluster(t)
-	ns := testNamespace(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	f, err := c.StartFleet(ctx, FleetOptions{Group: "admission", Nodes: 2, ExtraArgs: []string{"--max-pods=2", "--cpu=2", "--memory=2Gi", "--delete-nodes-on-exit"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		// --delete-nodes-on-exit: a clean stop removes the fleet's Nodes.
-		if err := f.Stop(); err != nil {
-			t.Error(err)
-		}
-		nodes, err := c.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: HollowLabel + "=admission"})
-		if err != nil || len(nodes.Items) != 0 {
-			t.Errorf("after a stop with --delete-nodes-on-exit: %d nodes left (%v)", len(nodes.Items), err)
-		}
-	}()
+	startTestFleet(ctx, t, c, FleetOptions{Group: "admission", Nodes: 2, ExtraArgs: []string{"--max-pods=2", "--cpu=2", "--memory=2Gi"}})
+	ns := testNamespace(t, c)
 	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=admission", 2, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -443,19 +430,15 @@ func keys(m map[string]bool) []string {
 // created twice.
 func TestFleetRestartAdoptsNodesAndPods(t *testing.T) {
 	c, _ := sharedCluster(t)
-	ns := testNamespace(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	const nodes, replicas = 10, 40
-	f, err := c.StartFleet(ctx, FleetOptions{Group: "restart", Nodes: nodes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Stop()
+	f := startTestFleet(ctx, t, c, FleetOptions{Group: "restart", Nodes: nodes})
+	ns := testNamespace(t, c)
 	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=restart", nodes, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Client.AppsV1().Deployments(ns).Create(ctx, pauseDeployment("restart", "restart", replicas), metav1.CreateOptions{})
+	_, err := c.Client.AppsV1().Deployments(ns).Create(ctx, pauseDeployment("restart", "restart", replicas), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,20 +502,16 @@ func TestFleetRestartAdoptsNodesAndPods(t *testing.T) {
 // shared watches for the whole fleet, no events — and pods still run.
 func TestFleetLightProfile(t *testing.T) {
 	c, _ := sharedCluster(t)
-	ns := testNamespace(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	const nodes, replicas = 50, 100
-	f, err := c.StartFleet(ctx, FleetOptions{Group: "light", Nodes: nodes, Profile: "light"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Stop()
+	f := startTestFleet(ctx, t, c, FleetOptions{Group: "light", Nodes: nodes, Profile: "light"})
+	ns := testNamespace(t, c)
 	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=light", nodes, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFleetMetric(ctx, t, f, "kscale_fleet_watches", nil, 2)
-	_, err = c.Client.AppsV1().Deployments(ns).Create(ctx, pauseDeployment("light", "light", replicas), metav1.CreateOptions{})
+	_, err := c.Client.AppsV1().Deployments(ns).Create(ctx, pauseDeployment("light", "light", replicas), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

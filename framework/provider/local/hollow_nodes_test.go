@@ -17,6 +17,10 @@ import (
 	"k8s.io/utils/ptr"
 )
 
+// testNamespace creates a namespace for one test. When the test ends the
+// namespace is deleted and waited for: the tests share one cluster, and a
+// namespace still emptying — its pods being terminated by their nodes — would
+// load the control plane under the next test's measurements.
 func testNamespace(t *testing.T, c *Cluster) string {
 	t.Helper()
 	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kscale-it-", Labels: map[string]string{"kscale.io/test": t.Name()}}}
@@ -25,9 +29,51 @@ func testNamespace(t *testing.T, c *Cluster) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), created.Name, metav1.DeleteOptions{})
+		ctx := context.Background()
+		if err := c.Client.CoreV1().Namespaces().Delete(ctx, created.Name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("deleting namespace %s: %v", created.Name, err)
+			return
+		}
+		err := wait.PollUntilContextTimeout(ctx, time.Second, namespaceDeletionTimeout, true, func(ctx context.Context) (bool, error) {
+			_, err := c.Client.CoreV1().Namespaces().Get(ctx, created.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			pods, _ := c.Client.CoreV1().Pods(created.Name).List(ctx, metav1.ListOptions{})
+			t.Errorf("namespace %s not gone %s after its deletion; %s", created.Name, namespaceDeletionTimeout, podSummary(pods))
+		}
 	})
 	return created.Name
+}
+
+// namespaceDeletionTimeout bounds the wait for a test namespace to go: the
+// namespace controller's retries while the nodes delete the pods take tens
+// of seconds.
+const namespaceDeletionTimeout = 3 * time.Minute
+
+// startTestFleet starts a fleet of its own for one test, stopped with its
+// Nodes deleted (--delete-nodes-on-exit) when the test ends. Call it before
+// testNamespace: cleanups run last-registered first, so the namespace is
+// gone — its pods deleted by this fleet, as kubelets delete them — before the
+// fleet stops. A fleet stopped first would leave its pods Terminating and
+// its Nodes to go NotReady under a later test.
+func startTestFleet(ctx context.Context, t *testing.T, c *Cluster, opts FleetOptions) *Fleet {
+	t.Helper()
+	opts.ExtraArgs = append(opts.ExtraArgs, "--delete-nodes-on-exit")
+	f, err := c.StartFleet(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := f.Stop(); err != nil {
+			t.Errorf("stopping fleet %s: %v", opts.Group, err)
+		}
+		nodes, err := c.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: HollowLabel + "=" + opts.Group})
+		if err != nil || len(nodes.Items) != 0 {
+			t.Errorf("after a stop with --delete-nodes-on-exit: %d nodes of fleet %s left (%v)", len(nodes.Items), opts.Group, err)
+		}
+	})
+	return f
 }
 
 func TestHollowNodesRegisterAsKubelets(t *testing.T) {
