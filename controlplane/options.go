@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
+	"github.com/kscale/kscale/controlplane/freeport"
 )
 
 // Options configure a local cluster. They are saved in the cluster folder when
@@ -176,6 +177,18 @@ func (o *Options) claimPorts() error {
 		}
 	}()
 	for _, p := range ports {
+		if *p.p == 0 {
+			// Below the ephemeral range: the component binds the port after
+			// this releases it, and an outgoing connection must not take it
+			// in between.
+			l, err := freeport.Listen()
+			if err != nil {
+				return fmt.Errorf("picking a port for %s: %w", p.flag, err)
+			}
+			held = append(held, l)
+			*p.p = l.Addr().(*net.TCPAddr).Port
+			continue
+		}
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", *p.p))
 		if err != nil {
 			return inputErrorf("port %d (%s) is in use on 127.0.0.1: stop what holds it or choose another port", *p.p, p.flag)

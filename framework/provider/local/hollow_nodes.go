@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
+	"github.com/kscale/kscale/controlplane/freeport"
 	"github.com/kscale/kscale/framework/binaries"
 )
 
@@ -187,12 +187,7 @@ func (g *NodeGroup) Stop() error {
 	return errors.Join(failed...)
 }
 
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago, from
+// below the kernel's ephemeral range so that no outgoing connection takes it
+// before the process it is meant for binds it.
+func freePort() (int, error) { return freeport.Pick() }
