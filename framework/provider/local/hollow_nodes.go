@@ -191,3 +191,20 @@ func (g *NodeGroup) Stop() error {
 // below the kernel's ephemeral range so that no outgoing connection takes it
 // before the process it is meant for binds it.
 func freePort() (int, error) { return freeport.Pick() }
+
+// UntilExit returns a context that is cancelled, with the exit as its cause,
+// when any of the processes ends: a wait for their nodes then fails at once
+// with the reason instead of at its timeout.
+func UntilExit(ctx context.Context, procs ...*HollowProcess) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	for _, p := range procs {
+		go func() {
+			select {
+			case <-p.exited:
+				cancel(fmt.Errorf("%s %s exited: %v (log %s)", p.Morph, p.Node, p.err, p.LogFile))
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, func() { cancel(context.Canceled) }
+}

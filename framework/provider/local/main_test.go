@@ -91,7 +91,9 @@ func sharedCluster(t testing.TB) (*Cluster, *NodeGroup) {
 		if sharedErr != nil {
 			return
 		}
-		sharedErr = WaitNodesReady(ctx, shared.Client, HollowLabel+"=shared", sharedNodeCount, os.Stderr)
+		waitCtx, stop := UntilExit(ctx, sharedNodes.Processes...)
+		defer stop()
+		sharedErr = WaitNodesReady(waitCtx, shared.Client, HollowLabel+"=shared", sharedNodeCount, os.Stderr)
 	})
 	if sharedErr != nil {
 		t.Fatalf("shared cluster: %v (folder %s kept for its logs)", sharedErr, sharedRoot)

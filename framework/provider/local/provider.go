@@ -92,7 +92,16 @@ func (p *Provider) Provision(ctx context.Context) (*provider.Cluster, error) {
 	}
 	hollow.Processes = len(pids)
 	before := samples(pids)
-	points, err := TrackNodesReady(ctx, c.Client, HollowLabel, p.o.Nodes, p.o.Progress)
+	var procs []*HollowProcess
+	if p.kubelets != nil {
+		procs = p.kubelets.Processes
+	}
+	for _, f := range p.fleets {
+		procs = append(procs, f.HollowProcess)
+	}
+	waitCtx, stop := UntilExit(ctx, procs...)
+	defer stop()
+	points, err := TrackNodesReady(waitCtx, c.Client, HollowLabel, p.o.Nodes, p.o.Progress)
 	out.NodesReady = points
 	if err != nil {
 		return out, err

@@ -72,7 +72,7 @@ func TrackNodesReady(ctx context.Context, client kubernetes.Interface, selector 
 		}
 		select {
 		case <-ctx.Done():
-			return points, fmt.Errorf("waiting for %d Ready nodes (%s): %d ready: %w", want, selector, ready, ctx.Err())
+			return points, fmt.Errorf("waiting for %d Ready nodes (%s): %d ready: %w", want, selector, ready, context.Cause(ctx))
 		case <-changed:
 		case <-tick.C:
 		}
