@@ -236,37 +236,46 @@ func addHeapInUse(b *testing.B, c *Cluster, usage map[string]map[string]float64)
 
 // profileControllerManager, when KSCALE_BENCH_PROFILES names a folder,
 // takes a CPU profile of the controller-manager over the next window into
-// <folder>/<label>-kube-controller-manager.pprof; the returned function
-// waits for it.
+// <folder>/<label>-kube-controller-manager.pprof and, at its end, a heap
+// profile into <label>-kube-controller-manager.heap.pprof; the returned
+// function waits for both.
 func profileControllerManager(b *testing.B, c *Cluster, window time.Duration, label string) func() {
 	dir := os.Getenv("KSCALE_BENCH_PROFILES")
 	if dir == "" {
 		return func() {}
 	}
 	client := adminHTTPClient(b, c)
-	url := strings.TrimSuffix(c.State.Component(clusterdir.ControllerManager).MetricsURL, "/metrics") +
-		fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(window.Seconds()))
+	base := strings.TrimSuffix(c.State.Component(clusterdir.ControllerManager).MetricsURL, "/metrics") + "/debug/pprof/"
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		resp, err := client.Get(url)
-		if err != nil {
-			b.Logf("profiling the controller-manager: %v", err)
-			return
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(resp.Body)
-		if err == nil && resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("%s: %s", resp.Status, data)
-		}
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, label+"-kube-controller-manager.pprof"), data, 0o644)
-		}
-		if err != nil {
-			b.Logf("profiling the controller-manager: %v", err)
+		for _, p := range []struct{ query, file string }{
+			{fmt.Sprintf("profile?seconds=%d", int(window.Seconds())), ".pprof"},
+			{"heap?gc=1", ".heap.pprof"},
+		} {
+			if err := fetchProfile(client, base+p.query, filepath.Join(dir, label+"-kube-controller-manager"+p.file)); err != nil {
+				b.Logf("profiling the controller-manager: %v", err)
+			}
 		}
 	}()
 	return func() { <-done }
+}
+
+// fetchProfile writes what a pprof endpoint answers to file.
+func fetchProfile(client *http.Client, url, file string) error {
+	resp, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s: %s", url, resp.Status, data)
+	}
+	return os.WriteFile(file, data, 0o644)
 }
 
 // waitPodCIDRs waits until the controller-manager has given every node a
