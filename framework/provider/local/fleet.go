@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kscale/kscale/controlplane/freeport"
 	"github.com/kscale/kscale/framework/binaries"
 )
 
@@ -53,7 +54,7 @@ func (c *Cluster) StartFleet(ctx context.Context, opts FleetOptions) (*Fleet, er
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := freeport.Pick()
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func (c *Cluster) StartNodes(ctx context.Context, count int, opts NodeOptions) (
 				"--kubeconfig=" + kubeconfig,
 			}
 			if morph == "kubelet" {
-				port, err := freePort()
+				port, err := freeport.Pick()
 				if err != nil {
 					g.Stop()
 					return nil, err
@@ -186,11 +186,6 @@ func (g *NodeGroup) Stop() error {
 	sort.Slice(failed, func(i, j int) bool { return failed[i].Error() < failed[j].Error() })
 	return errors.Join(failed...)
 }
-
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago, from
-// below the kernel's ephemeral range so that no outgoing connection takes it
-// before the process it is meant for binds it.
-func freePort() (int, error) { return freeport.Pick() }
 
 // UntilExit returns a context that is cancelled, with the exit as its cause,
 // when any of the processes ends: a wait for their nodes then fails at once

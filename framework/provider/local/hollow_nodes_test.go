@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
+
+	"github.com/kscale/kscale/controlplane/freeport"
 )
 
 // testNamespace creates a namespace for one test. When the test ends the
@@ -173,7 +175,7 @@ func TestProxyMorphSyncsServices(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	port, err := freePort()
+	port, err := freeport.Pick()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
+	"github.com/kscale/kscale/controlplane/freeport"
 )
 
 // kwokVersion is the KWOK release the light fleet is measured against.
@@ -149,7 +150,7 @@ func measureLightFleet(b *testing.B, run int) simulatorRun {
 func measureKWOK(b *testing.B, kwok string, run int) simulatorRun {
 	c := benchCluster(b)
 	ctx := context.Background()
-	port, err := freePort()
+	port, err := freeport.Pick()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func (p *Provider) Provision(ctx context.Context) (*provider.Cluster, error) {
 
 	nodesStarted := time.Now()
 	hollow := &report.Hollow{Kind: p.o.Hollow, Nodes: p.o.Nodes}
-	var pids []int
+	var procs []*HollowProcess
 	out := &provider.Cluster{Kubeconfig: c.Dir.AdminKubeconfig(), ClusterDir: c.Dir.Path(), Nodes: p.o.Nodes, Hollow: hollow}
 	switch p.o.Hollow {
 	case provider.HollowKubelet:
@@ -69,9 +69,7 @@ func (p *Provider) Provision(ctx context.Context) (*provider.Cluster, error) {
 			return nil, fmt.Errorf("starting %d kubelet-morph hollow nodes: %w", p.o.Nodes, err)
 		}
 		p.kubelets = g
-		for _, proc := range g.Processes {
-			pids = append(pids, proc.PID)
-		}
+		procs = g.Processes
 	default:
 		for first := 0; first < p.o.Nodes; first += p.o.NodesPerFleet {
 			args := append(append([]string{}, p.o.HollowArgs...), "--max-pods="+strconv.Itoa(p.o.MaxPods))
@@ -87,18 +85,15 @@ func (p *Provider) Provision(ctx context.Context) (*provider.Cluster, error) {
 			}
 			p.fleets = append(p.fleets, f)
 			out.Fleets = append(out.Fleets, f.Endpoint)
-			pids = append(pids, f.PID)
+			procs = append(procs, f.HollowProcess)
 		}
+	}
+	pids := make([]int, len(procs))
+	for i, proc := range procs {
+		pids[i] = proc.PID
 	}
 	hollow.Processes = len(pids)
 	before := samples(pids)
-	var procs []*HollowProcess
-	if p.kubelets != nil {
-		procs = p.kubelets.Processes
-	}
-	for _, f := range p.fleets {
-		procs = append(procs, f.HollowProcess)
-	}
 	waitCtx, stop := UntilExit(ctx, procs...)
 	defer stop()
 	points, err := TrackNodesReady(waitCtx, c.Client, HollowLabel, p.o.Nodes, p.o.Progress)
