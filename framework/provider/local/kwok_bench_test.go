@@ -62,8 +62,8 @@ func kwokBinary(b *testing.B) string {
 // figures are the mean of its two runs. A fifth run, KWOK with its nodes
 // created with their status as a kubelet registers them, tells how much of
 // a difference is how the nodes were born. With KSCALE_BENCH_PROFILES set
-// to a folder, a CPU and a heap profile of the controller-manager over each
-// window are written there.
+// to a folder, CPU and heap profiles of the apiserver and the
+// controller-manager over each window are written there.
 func BenchmarkFleetLight5000VsKWOK(b *testing.B) {
 	kwok := kwokBinary(b) // built before anything is measured
 	runs := map[string][]simulatorRun{}
@@ -217,7 +217,7 @@ func measureSimulator(ctx context.Context, b *testing.B, c *Cluster, selector, l
 	pids := controlPlanePIDs(b, c)
 	pids["simulator"] = pid
 	windowStart := time.Since(start).Seconds()
-	profiled := profileControllerManager(b, c, simulatorWindow, label)
+	profiled := profileComponents(b, c, simulatorWindow, label)
 	usage, calls := usageAndCallsOver(b, c, pids, simulatorWindow)
 	profiled()
 	addHeapFigures(b, c, usage)
@@ -273,31 +273,32 @@ func addHeapFigures(b *testing.B, c *Cluster, usage map[string]map[string]float6
 	}
 }
 
-// profileControllerManager, when KSCALE_BENCH_PROFILES names a folder,
-// takes a CPU profile of the controller-manager over the next window into
-// <folder>/<label>-kube-controller-manager.pprof and, at its end, a heap
-// profile into <label>-kube-controller-manager.heap.pprof; the returned
-// function waits for both.
-func profileControllerManager(b *testing.B, c *Cluster, window time.Duration, label string) func() {
+// profileComponents, when KSCALE_BENCH_PROFILES names a folder, takes a
+// CPU profile of the apiserver and the controller-manager over the next
+// window into <folder>/<label>-<component>.pprof and, at its end, a heap
+// profile of each into <label>-<component>.heap.pprof; the returned
+// function waits for all of them.
+func profileComponents(b *testing.B, c *Cluster, window time.Duration, label string) func() {
 	dir := os.Getenv("KSCALE_BENCH_PROFILES")
 	if dir == "" {
 		return func() {}
 	}
 	client := adminHTTPClient(b, c)
-	base := strings.TrimSuffix(c.State.Component(clusterdir.ControllerManager).MetricsURL, "/metrics") + "/debug/pprof/"
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for _, p := range []struct{ query, file string }{
-			{fmt.Sprintf("profile?seconds=%d", int(window.Seconds())), ".pprof"},
-			{"heap?gc=1", ".heap.pprof"},
-		} {
-			if err := fetchProfile(client, base+p.query, filepath.Join(dir, label+"-kube-controller-manager"+p.file)); err != nil {
-				b.Logf("profiling the controller-manager: %v", err)
+	var wg sync.WaitGroup
+	for _, name := range []string{clusterdir.APIServer, clusterdir.ControllerManager} {
+		base := strings.TrimSuffix(c.State.Component(name).MetricsURL, "/metrics") + "/debug/pprof/"
+		wg.Go(func() {
+			for _, p := range []struct{ query, file string }{
+				{fmt.Sprintf("profile?seconds=%d", int(window.Seconds())), ".pprof"},
+				{"heap?gc=1", ".heap.pprof"},
+			} {
+				if err := fetchProfile(client, base+p.query, filepath.Join(dir, label+"-"+name+p.file)); err != nil {
+					b.Logf("profiling %s: %v", name, err)
+				}
 			}
-		}
-	}()
-	return func() { <-done }
+		})
+	}
+	return wg.Wait
 }
 
 // fetchProfile writes what a pprof endpoint answers to file.
