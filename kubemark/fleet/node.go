@@ -80,9 +80,20 @@ func (n *node) register(ctx context.Context) {
 		n.client = c
 	}
 	obj := n.nodeObject()
+	// The light profile creates the Node without its status and reports it
+	// in a second write, as nodes handed to a status-only simulator come to
+	// be. The node lifecycle controller keeps every Node as it first saw it
+	// for the node's lifetime; a Node born with its status (a kubelet's)
+	// costs it one more copy of capacity, allocatable and conditions:
+	// ~1.7 KiB per node, 8 MiB of its heap at 5000 nodes.
+	bornBare := f.cfg.Profile == ProfileLight
+	if bornBare {
+		obj.Status = v1.NodeStatus{}
+	}
 	created := &v1.Node{}
 	err := n.client.Post().AbsPath("/api/v1/nodes").Body(obj).Do(ctx).Into(created)
 	if apierrors.IsAlreadyExists(err) {
+		bornBare = false // adopt reports the status itself
 		created, err = n.adopt(ctx)
 	}
 	if err != nil {
@@ -97,6 +108,26 @@ func (n *node) register(ctx context.Context) {
 	n.uid = created.UID
 	n.setPodCIDR(created.Spec.PodCIDR)
 	n.mu.Unlock()
+	if bornBare {
+		n.reportFirstStatus(ctx)
+		return
+	}
+	n.ensureLease(ctx)
+}
+
+// reportFirstStatus gives a Node registered without status its status, then
+// goes on to its Lease; until the status is in, the node is not registered
+// as far as the fleet is concerned, so a failure retries only this step.
+func (n *node) reportFirstStatus(ctx context.Context) {
+	f := n.fleet
+	if err := n.patchStatus(ctx); err != nil {
+		if ctx.Err() == nil {
+			f.metrics.apiError(err)
+			n.logger().V(2).Info("Reporting the first status failed; retrying", "err", err)
+			f.sched.After(f.backoff(1), priorityBackground, n.reportFirstStatus)
+		}
+		return
+	}
 	n.ensureLease(ctx)
 }
 
@@ -257,16 +288,17 @@ func (n *node) reportStatus(ctx context.Context) {
 	f.sched.After(jitter(f.cfg.StatusReportFrequency, 0.1), priorityBackground, n.reportStatus)
 }
 
-// patchStatus sends the node's conditions, capacity and addresses with the
-// current time as heartbeat.
+// patchStatus sends the node's whole status (conditions, capacity, addresses,
+// node info, endpoints) with the current time as heartbeat.
 func (n *node) patchStatus(ctx context.Context) error {
 	status := n.nodeStatus(time.Now())
 	patch, err := statusPatch(map[string]any{
-		"conditions":  status.Conditions,
-		"addresses":   status.Addresses,
-		"capacity":    status.Capacity,
-		"allocatable": status.Allocatable,
-		"nodeInfo":    status.NodeInfo,
+		"conditions":      status.Conditions,
+		"addresses":       status.Addresses,
+		"capacity":        status.Capacity,
+		"allocatable":     status.Allocatable,
+		"nodeInfo":        status.NodeInfo,
+		"daemonEndpoints": status.DaemonEndpoints,
 	}, "")
 	if err != nil {
 		return err

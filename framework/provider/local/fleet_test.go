@@ -511,6 +511,7 @@ func TestFleetLightProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFleetMetric(ctx, t, f, "kscale_fleet_watches", nil, 2)
+	checkBornBareThenReported(ctx, t, c, HollowLabel+"=light")
 	_, err := c.Client.AppsV1().Deployments(ns).Create(ctx, pauseDeployment("light", "light", replicas), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -530,4 +531,48 @@ func TestFleetLightProfile(t *testing.T) {
 	if len(events.Items) != 0 {
 		t.Errorf("the light profile sent %d kubelet events, want none", len(events.Items))
 	}
+}
+
+// checkBornBareThenReported checks that the light profile's Nodes were
+// created without status and given it in a write to the status subresource
+// (the node lifecycle controller keeps a Node as first seen), and that the
+// status reported is the whole of it.
+func checkBornBareThenReported(ctx context.Context, t *testing.T, c *Cluster, selector string) {
+	t.Helper()
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		var createdWithStatus, statusReported bool
+		for _, m := range n.ManagedFields {
+			if m.Manager != "kubelet" { // the fleet's user agent, as a kubelet's
+				continue
+			}
+			owned := m.FieldsV1 != nil && strings.Contains(string(m.FieldsV1.Raw), `"f:conditions"`)
+			switch m.Subresource {
+			case "":
+				createdWithStatus = createdWithStatus || owned
+			case "status":
+				statusReported = statusReported || owned
+			}
+		}
+		if createdWithStatus || !statusReported {
+			t.Errorf("node %s: created with its status %v, status reported through the status subresource %v; want false, true (managedFields %v)",
+				n.Name, createdWithStatus, statusReported, managers(n.ManagedFields))
+		}
+		s := n.Status
+		if s.DaemonEndpoints.KubeletEndpoint.Port != 10250 || s.NodeInfo.KubeletVersion != "v1.37.2" || s.Allocatable.Pods().IsZero() || len(s.Addresses) != 2 || len(s.Conditions) != 4 {
+			t.Errorf("node %s: incomplete status after the first report: endpoints %+v, kubelet %q, allocatable pods %s, %d addresses, %d conditions",
+				n.Name, s.DaemonEndpoints, s.NodeInfo.KubeletVersion, s.Allocatable.Pods(), len(s.Addresses), len(s.Conditions))
+		}
+	}
+}
+
+func managers(entries []metav1.ManagedFieldsEntry) []string {
+	var out []string
+	for _, m := range entries {
+		out = append(out, m.Manager+"/"+string(m.Operation)+"/"+m.Subresource)
+	}
+	return out
 }
