@@ -290,9 +290,9 @@ func (n *node) setPodCIDR(cidr string) {
 
 // nodeObject is the Node the kubelet registers: with its status, in one
 // write, in both profiles. Created bare with the status in a second write,
-// as KWOK's nodes are, 5000 light nodes left the scheduler 7 MiB more live
-// heap and the apiserver's node watch cache twice the events, and saved the
-// controller-manager 1 MiB only: its node lifecycle controller keeps each
+// as KWOK's nodes are, 5000 light nodes left the scheduler 7 MiB and the
+// apiserver ~40 MiB more live heap (one more Node version in its watch
+// cache), and saved the controller-manager 1 MiB only: its node lifecycle controller keeps each
 // Node as its first 5 s health pass finds it, which is with its status
 // unless that comes seconds late (results/bench/fleet-light-5000-vs-kwok-born-bare.json).
 func (n *node) nodeObject() *v1.Node {
