@@ -59,34 +59,38 @@ func kwokBinary(b *testing.B) string {
 // caught up, the idle cost of the simulator and the control plane and the
 // calls the apiserver served. The two run in the order fleet, KWOK, KWOK,
 // fleet, so that neither is always first on the machine; each simulator's
-// figures are the mean of its two runs. A fifth run, KWOK with its nodes
-// created with their status as a kubelet registers them, tells how much of
-// a difference is how the nodes were born. With KSCALE_BENCH_PROFILES set
+// figures are the mean of its two runs. Two more KWOK runs tell how much of
+// a difference is how the nodes were born: created with their whole status,
+// as a kubelet registers its Node, and with capacity, allocatable and node
+// info, as the Node manifest in KWOK's user guide. With KSCALE_BENCH_PROFILES set
 // to a folder, CPU and heap profiles of the apiserver and the
 // controller-manager over each window are written there.
 func BenchmarkFleetLight5000VsKWOK(b *testing.B) {
 	kwok := kwokBinary(b) // built before anything is measured
 	runs := map[string][]simulatorRun{}
-	for i, sim := range []string{"fleet-light", "kwok", "kwok", "fleet-light", "kwok-born-with-status"} {
+	order := []string{"fleet-light", "kwok", "kwok", "fleet-light", "kwok-born-with-status", "kwok-docs-nodes"}
+	for i, sim := range order {
 		var r simulatorRun
 		switch sim {
 		case "kwok":
-			r = measureKWOK(b, kwok, i, false)
+			r = measureKWOK(b, kwok, i, bornBare)
 		case "kwok-born-with-status":
-			r = measureKWOK(b, kwok, i, true)
+			r = measureKWOK(b, kwok, i, bornAsKubelet)
+		case "kwok-docs-nodes":
+			r = measureKWOK(b, kwok, i, bornAsKWOKDocs)
 		default:
 			r = measureLightFleet(b, i)
 		}
 		runs[sim] = append(runs[sim], r)
 	}
-	results := map[string]any{"nodes": simulatedNodes, "windowSeconds": simulatorWindow.Seconds(), "order": "fleet-light, kwok, kwok, fleet-light, kwok-born-with-status"}
+	results := map[string]any{"nodes": simulatedNodes, "windowSeconds": simulatorWindow.Seconds(), "order": strings.Join(order, ", ")}
 	for sim, rs := range runs {
 		mean := meanRun(rs)
 		results[sim] = map[string]any{"mean": mean, "runs": rs}
 		b.ReportMetric(mean.ReadySeconds, "s/ready-"+sim)
 		b.ReportMetric(mean.Processes["simulator"]["rssMiB"], "MiB/"+sim)
 	}
-	for _, sim := range []string{"kwok", "kwok-born-with-status"} {
+	for _, sim := range []string{"kwok", "kwok-born-with-status", "kwok-docs-nodes"} {
 		results[sim].(map[string]any)["version"] = kwokVersion
 	}
 	writeBench(b, "fleet-light-5000-vs-kwok", results)
@@ -182,13 +186,12 @@ func measureLightFleet(b *testing.B, run int) simulatorRun {
 }
 
 // measureKWOK runs KWOK on a fresh cluster, managing nodes the benchmark
-// creates as a user would — or, with bornWithStatus, as a kubelet (and the
-// fleet) registers them: with their capacity, conditions and node info in
-// the create. The node lifecycle controller keeps each Node as it first saw
-// it for as long as the node exists (knownNodeSet), so how a node is born
-// shows in the controller-manager's memory for good: ~1.7 KiB per node
-// between the two (measured at 5000 nodes).
-func measureKWOK(b *testing.B, kwok string, run int, bornWithStatus bool) simulatorRun {
+// creates as birth says. The node lifecycle controller keeps each Node as its
+// first health pass (every 5 s) finds it, for as long as the node exists
+// (knownNodeSet), so how a node is born — and how long KWOK takes to give it
+// its status — shows in the controller-manager's memory for good: ~1.7 KiB per
+// node between bare and kubelet-born nodes (measured at 5000 nodes).
+func measureKWOK(b *testing.B, kwok string, run int, birth nodeBirth) simulatorRun {
 	c := benchCluster(b)
 	ctx := context.Background()
 	port, err := freeport.Pick()
@@ -217,14 +220,11 @@ func measureKWOK(b *testing.B, kwok string, run int, bornWithStatus bool) simula
 		b.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	createNodes(b, c, simulatedNodes, bornWithStatus)
+	createNodes(b, c, simulatedNodes, birth)
 	if err := WaitNodesReady(ctx, c.Client, "kscale.io/kwok=true", simulatedNodes, nil); err != nil {
 		b.Fatalf("%v (log %s)", err, logFile.Name())
 	}
-	label := fmt.Sprintf("%d-kwok", run)
-	if bornWithStatus {
-		label += "-born-with-status"
-	}
+	label := fmt.Sprintf("%d-kwok-born-%s", run, birth)
 	r := measureSimulator(ctx, b, c, "kscale.io/kwok=true", "kwok-node-", cmd.Process.Pid, start, label)
 	if err := c.Stop(ctx); err != nil {
 		b.Fatal(err)
@@ -423,6 +423,21 @@ func kwokNode(i int) *v1.Node {
 	}
 }
 
+// nodeBirth is how the benchmark creates the Nodes KWOK takes over.
+type nodeBirth string
+
+const (
+	// bornBare: metadata, spec and addresses; KWOK's stages write the rest.
+	bornBare nodeBirth = "bare"
+	// bornAsKWOKDocs: also capacity, allocatable and node info, as the Node
+	// manifest in KWOK's user guide has them; conditions and the daemon
+	// endpoint come from the stages.
+	bornAsKWOKDocs nodeBirth = "docs"
+	// bornAsKubelet: the whole status, as a kubelet (and the fleet)
+	// registers its Node.
+	bornAsKubelet nodeBirth = "kubelet"
+)
+
 // setKubeletStatus gives node the status a kubelet registers with — the
 // one testdata/kwok/stages.yaml has KWOK write — Ready now.
 func setKubeletStatus(node *v1.Node) {
@@ -463,8 +478,8 @@ func setKubeletStatus(node *v1.Node) {
 }
 
 // createNodes creates Node objects for KWOK to take over, 32 at a time,
-// with their status if bornWithStatus.
-func createNodes(b *testing.B, c *Cluster, n int, bornWithStatus bool) {
+// born as birth says.
+func createNodes(b *testing.B, c *Cluster, n int, birth nodeBirth) {
 	b.Helper()
 	cfg := rest.CopyConfig(c.Config)
 	cfg.QPS, cfg.Burst = 1000, 1000 // the default 5 QPS would take 17 minutes
@@ -482,8 +497,13 @@ func createNodes(b *testing.B, c *Cluster, n int, bornWithStatus bool) {
 			defer wg.Done()
 			for i := range work {
 				node := kwokNode(i)
-				if bornWithStatus {
+				switch birth {
+				case bornAsKubelet:
 					setKubeletStatus(node)
+				case bornAsKWOKDocs:
+					setKubeletStatus(node)
+					node.Status.Conditions = nil
+					node.Status.DaemonEndpoints = v1.NodeDaemonEndpoints{}
 				}
 				if _, err := client.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
 					mu.Lock()
