@@ -68,17 +68,13 @@ func kwokBinary(b *testing.B) string {
 func BenchmarkFleetLight5000VsKWOK(b *testing.B) {
 	kwok := kwokBinary(b) // built before anything is measured
 	runs := map[string][]simulatorRun{}
+	kwokRuns := map[string]nodeBirth{"kwok": bornBare, "kwok-born-with-status": bornAsKubelet, "kwok-docs-nodes": bornAsKWOKDocs}
 	order := []string{"fleet-light", "kwok", "kwok", "fleet-light", "kwok-born-with-status", "kwok-docs-nodes"}
 	for i, sim := range order {
 		var r simulatorRun
-		switch sim {
-		case "kwok":
-			r = measureKWOK(b, kwok, i, bornBare)
-		case "kwok-born-with-status":
-			r = measureKWOK(b, kwok, i, bornAsKubelet)
-		case "kwok-docs-nodes":
-			r = measureKWOK(b, kwok, i, bornAsKWOKDocs)
-		default:
+		if birth, ok := kwokRuns[sim]; ok {
+			r = measureKWOK(b, kwok, i, birth)
+		} else {
 			r = measureLightFleet(b, i)
 		}
 		runs[sim] = append(runs[sim], r)
@@ -90,7 +86,7 @@ func BenchmarkFleetLight5000VsKWOK(b *testing.B) {
 		b.ReportMetric(mean.ReadySeconds, "s/ready-"+sim)
 		b.ReportMetric(mean.Processes["simulator"]["rssMiB"], "MiB/"+sim)
 	}
-	for _, sim := range []string{"kwok", "kwok-born-with-status", "kwok-docs-nodes"} {
+	for sim := range kwokRuns {
 		results[sim].(map[string]any)["version"] = kwokVersion
 	}
 	writeBench(b, "fleet-light-5000-vs-kwok", results)
