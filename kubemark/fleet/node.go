@@ -257,17 +257,16 @@ func (n *node) reportStatus(ctx context.Context) {
 	f.sched.After(jitter(f.cfg.StatusReportFrequency, 0.1), priorityBackground, n.reportStatus)
 }
 
-// patchStatus sends the node's whole status (conditions, capacity, addresses,
-// node info, endpoints) with the current time as heartbeat.
+// patchStatus sends the node's conditions, capacity and addresses with the
+// current time as heartbeat.
 func (n *node) patchStatus(ctx context.Context) error {
 	status := n.nodeStatus(time.Now())
 	patch, err := statusPatch(map[string]any{
-		"conditions":      status.Conditions,
-		"addresses":       status.Addresses,
-		"capacity":        status.Capacity,
-		"allocatable":     status.Allocatable,
-		"nodeInfo":        status.NodeInfo,
-		"daemonEndpoints": status.DaemonEndpoints,
+		"conditions":  status.Conditions,
+		"addresses":   status.Addresses,
+		"capacity":    status.Capacity,
+		"allocatable": status.Allocatable,
+		"nodeInfo":    status.NodeInfo,
 	}, "")
 	if err != nil {
 		return err
@@ -292,9 +291,10 @@ func (n *node) setPodCIDR(cidr string) {
 // write, in both profiles. Created bare with the status in a second write,
 // as KWOK's nodes are, 5000 light nodes left the scheduler 7 MiB and the
 // apiserver ~40 MiB more live heap (one more Node version in its watch
-// cache), and saved the controller-manager 1 MiB only: its node lifecycle controller keeps each
-// Node as its first 5 s health pass finds it, which is with its status
-// unless that comes seconds late (results/bench/fleet-light-5000-vs-kwok-born-bare.json).
+// cache) and saved the controller-manager only 1 MiB: its node lifecycle
+// controller keeps each Node as its first 5 s health pass finds it, which
+// is with its status unless that comes seconds late
+// (results/bench/fleet-light-5000-vs-kwok-born-bare.json).
 func (n *node) nodeObject() *v1.Node {
 	cfg := n.fleet.cfg
 	labels := map[string]string{
