@@ -71,6 +71,10 @@ func run(args []string) int {
 	var f *fleet.Fleet
 	if c.Morph == "fleet" {
 		shareFlags(c, &fc)
+		if fc.DeclaredFeatures, err = morph.KubeletDeclaredFeatures(); err != nil {
+			fmt.Fprintf(os.Stderr, "kubemark: %v\n", err)
+			return 1
+		}
 		f, err = fleet.New(&fc) // validates, and reads the kubeconfig and CA
 	} else {
 		err = c.Validate()

@@ -53,6 +53,11 @@ type Config struct {
 	EphemeralStorage   resource.Quantity
 	MaxPods            int
 	ExtendedResources  map[string]string
+	// DeclaredFeatures is the status.declaredFeatures of every node: what a
+	// kubelet of this version declares. The kubemark command sets it from
+	// the kubelet's own discovery (morph.KubeletDeclaredFeatures); this
+	// package cannot import the kubelet to find it.
+	DeclaredFeatures []string
 	// NodeIPCIDR gives each node a unique InternalIP: the (StartIndex+i+1)th
 	// address of the range.
 	NodeIPCIDR string

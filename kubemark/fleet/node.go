@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,10 @@ const (
 	leaseNamespace = "kube-node-lease"
 	kubeletPort    = 10250
 )
+
+// notInUserNamespace is nodeInfo.runningInUserNamespace, which a kubelet
+// sends even when false; one value shared by every node's status.
+var notInUserNamespace = false
 
 // node is one hollow node: its identity, its registration, and the pods bound
 // to it. Periodic work runs on the fleet's scheduler; only its watches have
@@ -108,7 +113,10 @@ func (n *node) adopt(ctx context.Context) (*v1.Node, error) {
 		return nil, err
 	}
 	n.fleet.metrics.adopted.Inc()
-	if err := n.patchStatus(ctx); err != nil {
+	// A Node left by an older fleet may declare other features; a restarted
+	// kubelet's first status update corrects them, and so does this one.
+	updateFeatures := !slices.Equal(existing.Status.DeclaredFeatures, n.fleet.cfg.DeclaredFeatures)
+	if err := n.sendStatus(ctx, updateFeatures); err != nil {
 		return nil, err
 	}
 	return existing, nil
@@ -259,15 +267,23 @@ func (n *node) reportStatus(ctx context.Context) {
 
 // patchStatus sends the node's conditions, capacity and addresses with the
 // current time as heartbeat.
-func (n *node) patchStatus(ctx context.Context) error {
+func (n *node) patchStatus(ctx context.Context) error { return n.sendStatus(ctx, false) }
+
+// sendStatus is patchStatus, with the declared features too when
+// withFeatures: they never change while the fleet runs.
+func (n *node) sendStatus(ctx context.Context, withFeatures bool) error {
 	status := n.nodeStatus(time.Now())
-	patch, err := statusPatch(map[string]any{
+	fields := map[string]any{
 		"conditions":  status.Conditions,
 		"addresses":   status.Addresses,
 		"capacity":    status.Capacity,
 		"allocatable": status.Allocatable,
 		"nodeInfo":    status.NodeInfo,
-	}, "")
+	}
+	if withFeatures {
+		fields["declaredFeatures"] = status.DeclaredFeatures
+	}
+	patch, err := statusPatch(fields, "")
 	if err != nil {
 		return err
 	}
@@ -315,8 +331,10 @@ func (n *node) nodeObject() *v1.Node {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   n.name,
 			Labels: labels,
+			// A kubelet sets only this one (--enable-controller-attach-detach
+			// defaults to true); node.alpha.kubernetes.io/ttl is the TTL
+			// controller's to write.
 			Annotations: map[string]string{
-				"node.alpha.kubernetes.io/ttl":                           "0",
 				"volumes.kubernetes.io/controller-managed-attach-detach": "true",
 			},
 		},
@@ -347,7 +365,8 @@ func (n *node) nodeStatus(now time.Time) v1.NodeStatus {
 			{Type: v1.NodeInternalIP, Address: n.ip.String()},
 			{Type: v1.NodeHostName, Address: n.name},
 		},
-		DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: kubeletPort}},
+		DaemonEndpoints:  v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: kubeletPort}},
+		DeclaredFeatures: f.cfg.DeclaredFeatures,
 		NodeInfo: v1.NodeSystemInfo{
 			MachineID:               fmt.Sprintf("%032x", n.index),
 			SystemUUID:              fmt.Sprintf("%08x-0000-0000-0000-%012x", n.index, n.index),
@@ -358,6 +377,7 @@ func (n *node) nodeStatus(now time.Time) v1.NodeStatus {
 			KubeletVersion:          kubeletVersion,
 			OperatingSystem:         "linux",
 			Architecture:            "amd64",
+			RunningInUserNamespace:  &notInUserNamespace,
 		},
 	}
 }

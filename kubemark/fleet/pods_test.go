@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -192,6 +193,7 @@ func TestNodeObject(t *testing.T) {
 		c.StartIndex = 10
 		c.NodeLabels = map[string]string{"pool": "a"}
 		c.RegisterWithTaints = []v1.Taint{{Key: "k", Value: "v", Effect: v1.TaintEffectNoSchedule}}
+		c.DeclaredFeatures = []string{"FeatureA", "FeatureB"}
 	})
 	seenIPs := map[string]bool{}
 	for i, n := range f.nodes {
@@ -208,6 +210,15 @@ func TestNodeObject(t *testing.T) {
 		}
 		if obj.Status.NodeInfo.KubeletVersion != "v1.37.2" || obj.Status.Allocatable.Pods().Value() != 3 {
 			t.Errorf("status %+v", obj.Status.NodeInfo)
+		}
+		if got := obj.Status.DeclaredFeatures; len(got) != 2 || got[0] != "FeatureA" || got[1] != "FeatureB" {
+			t.Errorf("declared features %q, want the configured FeatureA, FeatureB", got)
+		}
+		// What a kubelet annotates its Node with at registration; the TTL
+		// controller adds its own annotation later.
+		want := map[string]string{"volumes.kubernetes.io/controller-managed-attach-detach": "true"}
+		if !maps.Equal(obj.Annotations, want) {
+			t.Errorf("annotations %v, want %v", obj.Annotations, want)
 		}
 		ip := obj.Status.Addresses[0].Address
 		if seenIPs[ip] {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,9 +15,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 )
 
 // The fleet tests share one 200-node fleet, started on first use next to the
@@ -143,6 +148,84 @@ func TestFleetNodesRegisterAndStayReady(t *testing.T) {
 	if ok := fleetMetric(t, f, "kscale_fleet_lease_renewals_total", map[string]string{"result": "ok"}); ok < 4*fleetNodes {
 		t.Errorf("only %v lease renewals in over 60 s for %d nodes", ok, fleetNodes)
 	}
+}
+
+// A fleet node carries what the real kubelet of the same version puts in its
+// Node (the shared cluster's hollow kubelets run the kubelet's code), and the
+// scheduler treats it as such: a pod whose restart rule needs a feature the
+// kubelet declares (RestartAllContainers) is placed on a fleet node and runs.
+func TestFleetNodesLookLikeKubeletNodes(t *testing.T) {
+	c, _ := sharedFleet(t)
+	_, kubelets := sharedCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	kubeletNode, err := c.Client.CoreV1().Nodes().Get(ctx, kubelets.Names[0], metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleetNode, err := c.Client.CoreV1().Nodes().Get(ctx, "fleet-7", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, got := kubeletNode.Status.DeclaredFeatures, fleetNode.Status.DeclaredFeatures; len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("declared features: fleet %q, kubelet %q", got, want)
+	}
+	// The same fields, but for the images a kubelet lists once it has
+	// pulled some: the fleet pulls none.
+	for _, path := range [][]string{{"status"}, {"status", "nodeInfo"}} {
+		want := slices.DeleteFunc(fieldNames(t, kubeletNode, path...), func(f string) bool { return f == "images" })
+		if got := fieldNames(t, fleetNode, path...); !slices.Equal(got, want) {
+			t.Errorf("%s: fleet node has fields %q, kubelet node %q", strings.Join(path, "."), got, want)
+		}
+	}
+	for key := range kubeletNode.Labels {
+		if _, ok := fleetNode.Labels[key]; !ok {
+			t.Errorf("fleet node lacks the kubelet's label %s", key)
+		}
+	}
+
+	ns := testNamespace(t, c)
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "restart-all"},
+		Spec: v1.PodSpec{
+			NodeSelector:  map[string]string{HollowLabel: "fleet"},
+			RestartPolicy: v1.RestartPolicyNever,
+			Containers: []v1.Container{{
+				Name: "c", Image: "img",
+				RestartPolicy: ptr.To(v1.ContainerRestartPolicyNever),
+				RestartPolicyRules: []v1.ContainerRestartRule{{
+					Action:    v1.ContainerRestartRuleActionRestartAllContainers,
+					ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}},
+				}},
+			}},
+		},
+	}
+	if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got *v1.Pod
+	err = wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		got, err = c.Client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		return err == nil && got.Status.Phase == v1.PodRunning, nil
+	})
+	if err != nil {
+		t.Fatalf("pod needing RestartAllContainers: phase %q on node %q, conditions %+v", got.Status.Phase, got.Spec.NodeName, got.Status.Conditions)
+	}
+}
+
+// fieldNames returns the sorted field names of the object at path in obj's
+// JSON form.
+func fieldNames(t *testing.T, obj any, path ...string) []string {
+	t.Helper()
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := unstructured.NestedMap(u, path...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Sorted(maps.Keys(m))
 }
 
 // A kubelet whose Node is deleted registers it again; it does not start a
