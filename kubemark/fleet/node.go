@@ -32,10 +32,6 @@ const (
 	kubeletPort    = 10250
 )
 
-// notInUserNamespace is nodeInfo.runningInUserNamespace, which a kubelet
-// sends even when false; one value shared by every node's status.
-var notInUserNamespace = false
-
 // node is one hollow node: its identity, its registration, and the pods bound
 // to it. Periodic work runs on the fleet's scheduler; only its watches have
 // goroutines of their own.
@@ -377,7 +373,7 @@ func (n *node) nodeStatus(now time.Time) v1.NodeStatus {
 			KubeletVersion:          kubeletVersion,
 			OperatingSystem:         "linux",
 			Architecture:            "amd64",
-			RunningInUserNamespace:  &notInUserNamespace,
+			RunningInUserNamespace:  ptr.To(false), // a kubelet sends it even when false
 		},
 	}
 }

@@ -43,10 +43,11 @@ func TestMain(m *testing.M) {
 	}
 	if shared != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		if sharedNodes == nil {
-		} else if err := sharedNodes.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "hollow nodes of the shared cluster: %v\n", err)
-			code = 1
+		if sharedNodes != nil {
+			if err := sharedNodes.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "hollow nodes of the shared cluster: %v\n", err)
+				code = 1
+			}
 		}
 		if err := shared.Stop(ctx); err != nil {
 			fmt.Fprintf(os.Stderr, "stopping the shared cluster: %v\n", err)
