@@ -61,6 +61,12 @@ type node struct {
 	// the node holds on each.
 	refs       map[objectRef]int
 	refWatches map[objectRef]context.CancelFunc
+	// images are the images of the containers the node started (images.go);
+	// imagesSent is how many of them the API has; imagesReportQueued: a
+	// report of new ones is scheduled.
+	images             []string
+	imagesSent         int
+	imagesReportQueued bool
 	// queuedEvents counts the node's events waiting to be sent.
 	queuedEvents atomic.Int32
 }
@@ -83,7 +89,8 @@ func (n *node) register(ctx context.Context) {
 	obj := n.nodeObject()
 	created := &v1.Node{}
 	err := n.client.Post().AbsPath("/api/v1/nodes").Body(obj).Do(ctx).Into(created)
-	if apierrors.IsAlreadyExists(err) {
+	adopted := apierrors.IsAlreadyExists(err)
+	if adopted {
 		created, err = n.adopt(ctx)
 	}
 	if err != nil {
@@ -97,6 +104,9 @@ func (n *node) register(ctx context.Context) {
 	n.mu.Lock()
 	n.uid = created.UID
 	n.setPodCIDR(created.Spec.PodCIDR)
+	if !adopted {
+		n.imagesSent = len(obj.Status.Images)
+	}
 	n.mu.Unlock()
 	n.ensureLease(ctx)
 }
@@ -109,6 +119,9 @@ func (n *node) adopt(ctx context.Context) (*v1.Node, error) {
 		return nil, err
 	}
 	n.fleet.metrics.adopted.Inc()
+	n.mu.Lock()
+	n.adoptImages(existing.Status.Images)
+	n.mu.Unlock()
 	// A Node left by an older fleet may declare other features; a restarted
 	// kubelet's first status update corrects them, and so does this one.
 	updateFeatures := !slices.Equal(existing.Status.DeclaredFeatures, n.fleet.cfg.DeclaredFeatures)
@@ -266,9 +279,13 @@ func (n *node) reportStatus(ctx context.Context) {
 func (n *node) patchStatus(ctx context.Context) error { return n.sendStatus(ctx, false) }
 
 // sendStatus is patchStatus, with the declared features too when
-// withFeatures: they never change while the fleet runs.
+// withFeatures (they never change while the fleet runs), and with the image
+// list when it grew since the API last had it.
 func (n *node) sendStatus(ctx context.Context, withFeatures bool) error {
 	status := n.nodeStatus(time.Now())
+	n.mu.Lock()
+	withImages := len(status.Images) != n.imagesSent
+	n.mu.Unlock()
 	fields := map[string]any{
 		"conditions":  status.Conditions,
 		"addresses":   status.Addresses,
@@ -279,11 +296,22 @@ func (n *node) sendStatus(ctx context.Context, withFeatures bool) error {
 	if withFeatures {
 		fields["declaredFeatures"] = status.DeclaredFeatures
 	}
+	if withImages {
+		fields["images"] = status.Images
+	}
 	patch, err := statusPatch(fields, "")
 	if err != nil {
 		return err
 	}
-	return n.client.Patch(types.StrategicMergePatchType).AbsPath("/api/v1/nodes", n.name, "status").Body(patch).Do(ctx).Error()
+	if err := n.client.Patch(types.StrategicMergePatchType).AbsPath("/api/v1/nodes", n.name, "status").Body(patch).Do(ctx).Error(); err != nil {
+		return err
+	}
+	if withImages {
+		n.mu.Lock()
+		n.imagesSent = max(n.imagesSent, len(status.Images))
+		n.mu.Unlock()
+	}
+	return nil
 }
 
 // setPodCIDR records the podCIDR the controller-manager assigned. Call with
@@ -344,6 +372,9 @@ func (n *node) nodeObject() *v1.Node {
 
 func (n *node) nodeStatus(now time.Time) v1.NodeStatus {
 	f := n.fleet
+	n.mu.Lock()
+	images := n.containerImages()
+	n.mu.Unlock()
 	t := metav1.NewTime(now)
 	cond := func(typ v1.NodeConditionType, status v1.ConditionStatus, reason, msg string) v1.NodeCondition {
 		return v1.NodeCondition{Type: typ, Status: status, Reason: reason, Message: msg, LastHeartbeatTime: t, LastTransitionTime: metav1.NewTime(f.startedAt)}
@@ -363,6 +394,7 @@ func (n *node) nodeStatus(now time.Time) v1.NodeStatus {
 		},
 		DaemonEndpoints:  v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: kubeletPort}},
 		DeclaredFeatures: f.cfg.DeclaredFeatures,
+		Images:           images,
 		NodeInfo: v1.NodeSystemInfo{
 			MachineID:               fmt.Sprintf("%032x", n.index),
 			SystemUUID:              fmt.Sprintf("%08x-0000-0000-0000-%012x", n.index, n.index),

@@ -302,6 +302,7 @@ func (n *node) start(ctx context.Context, p *pod) {
 	p.phase = podRunning
 	p.runningSince = time.Now()
 	n.scheduleFinish(p)
+	n.notePulled(p)
 	n.mu.Unlock()
 	f.metrics.podTransitions.WithLabelValues("Running").Inc()
 	if f.events != nil {

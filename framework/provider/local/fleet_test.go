@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -153,45 +154,22 @@ func TestFleetNodesRegisterAndStayReady(t *testing.T) {
 // A fleet node carries what the real kubelet of the same version puts in its
 // Node (the shared cluster's hollow kubelets run the kubelet's code), and the
 // scheduler treats it as such: a pod whose restart rule needs a feature the
-// kubelet declares (RestartAllContainers) is placed on a fleet node and runs.
+// kubelet declares (RestartAllContainers) is placed on a fleet node and runs,
+// and the node then lists the pod's image as the kubelet node lists it.
 func TestFleetNodesLookLikeKubeletNodes(t *testing.T) {
 	c, _ := sharedFleet(t)
 	_, kubelets := sharedCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	kubeletNode, err := c.Client.CoreV1().Nodes().Get(ctx, kubelets.Names[0], metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fleetNode, err := c.Client.CoreV1().Nodes().Get(ctx, "fleet-7", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want, got := kubeletNode.Status.DeclaredFeatures, fleetNode.Status.DeclaredFeatures; len(want) == 0 || !slices.Equal(got, want) {
-		t.Errorf("declared features: fleet %q, kubelet %q", got, want)
-	}
-	// The same fields, but for the images a kubelet lists once it has
-	// pulled some: the fleet pulls none.
-	for _, path := range [][]string{{"status"}, {"status", "nodeInfo"}} {
-		want := slices.DeleteFunc(fieldNames(t, kubeletNode, path...), func(f string) bool { return f == "images" })
-		if got := fieldNames(t, fleetNode, path...); !slices.Equal(got, want) {
-			t.Errorf("%s: fleet node has fields %q, kubelet node %q", strings.Join(path, "."), got, want)
-		}
-	}
-	for key := range kubeletNode.Labels {
-		if _, ok := fleetNode.Labels[key]; !ok {
-			t.Errorf("fleet node lacks the kubelet's label %s", key)
-		}
-	}
-
 	ns := testNamespace(t, c)
-	pod := &v1.Pod{
+	const image = "kscale.test/look-alike:1" // new to every node
+	restartAll := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "restart-all"},
 		Spec: v1.PodSpec{
 			NodeSelector:  map[string]string{HollowLabel: "fleet"},
 			RestartPolicy: v1.RestartPolicyNever,
 			Containers: []v1.Container{{
-				Name: "c", Image: "img",
+				Name: "c", Image: image,
 				RestartPolicy: ptr.To(v1.ContainerRestartPolicyNever),
 				RestartPolicyRules: []v1.ContainerRestartRule{{
 					Action:    v1.ContainerRestartRuleActionRestartAllContainers,
@@ -200,16 +178,70 @@ func TestFleetNodesLookLikeKubeletNodes(t *testing.T) {
 			}},
 		},
 	}
-	if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	onKubelet := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "on-kubelet"},
+		Spec: v1.PodSpec{
+			NodeSelector: map[string]string{"kubernetes.io/hostname": kubelets.Names[0]},
+			Containers:   []v1.Container{{Name: "c", Image: image}},
+		},
 	}
-	var got *v1.Pod
-	err = wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		got, err = c.Client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
-		return err == nil && got.Status.Phase == v1.PodRunning, nil
+	nodeOf := map[string]string{}
+	for _, pod := range []*v1.Pod{restartAll, onKubelet} {
+		if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, pod := range []*v1.Pod{restartAll, onKubelet} {
+		var got *v1.Pod
+		err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			var err error
+			got, err = c.Client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+			return err == nil && got.Status.Phase == v1.PodRunning, nil
+		})
+		if err != nil {
+			t.Fatalf("pod %s: phase %q on node %q, conditions %+v", pod.Name, got.Status.Phase, got.Spec.NodeName, got.Status.Conditions)
+		}
+		nodeOf[pod.Name] = got.Spec.NodeName
+	}
+
+	// A kubelet lists a new image 10–40 s after pulling it.
+	listed := func(node *v1.Node) *v1.ContainerImage {
+		for i, img := range node.Status.Images {
+			if slices.Contains(img.Names, image) {
+				return &node.Status.Images[i]
+			}
+		}
+		return nil
+	}
+	var kubeletNode, fleetNode *v1.Node
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		if kubeletNode, err = c.Client.CoreV1().Nodes().Get(ctx, nodeOf["on-kubelet"], metav1.GetOptions{}); err != nil {
+			return false, nil
+		}
+		if fleetNode, err = c.Client.CoreV1().Nodes().Get(ctx, nodeOf["restart-all"], metav1.GetOptions{}); err != nil {
+			return false, nil
+		}
+		return listed(kubeletNode) != nil && listed(fleetNode) != nil, nil
 	})
 	if err != nil {
-		t.Fatalf("pod needing RestartAllContainers: phase %q on node %q, conditions %+v", got.Status.Phase, got.Spec.NodeName, got.Status.Conditions)
+		t.Fatalf("%s not listed in both Nodes' images: kubelet node %+v, fleet node %+v", image, kubeletNode.Status.Images, fleetNode.Status.Images)
+	}
+	if want, got := *listed(kubeletNode), *listed(fleetNode); !reflect.DeepEqual(got, want) {
+		t.Errorf("image listed as %+v by the fleet node, %+v by the kubelet node", got, want)
+	}
+	if want, got := kubeletNode.Status.DeclaredFeatures, fleetNode.Status.DeclaredFeatures; len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("declared features: fleet %q, kubelet %q", got, want)
+	}
+	for _, path := range [][]string{{"status"}, {"status", "nodeInfo"}} {
+		if want, got := fieldNames(t, kubeletNode, path...), fieldNames(t, fleetNode, path...); !slices.Equal(got, want) {
+			t.Errorf("%s: fleet node has fields %q, kubelet node %q", strings.Join(path, "."), got, want)
+		}
+	}
+	for key := range kubeletNode.Labels {
+		if _, ok := fleetNode.Labels[key]; !ok {
+			t.Errorf("fleet node lacks the kubelet's label %s", key)
+		}
 	}
 }
 
