@@ -432,9 +432,10 @@ func kwokNode(i int) *v1.Node {
 type nodeBirth string
 
 const (
-	// bornAsKwokctl: metadata, spec and addresses (kwokNode), and capacity, allocatable and the node info's
-	// architecture and OS — the status that `kwokctl scale node` (KWOK's
-	// own way to add nodes, v0.8.0) writes into every Node it creates, here
+	// bornAsKwokctl: metadata, spec and addresses (kwokNode), and capacity,
+	// allocatable and the node info's architecture and OS — the status that
+	// `kwokctl scale node` (KWOK's own way to add nodes, v0.8.0) writes into
+	// every Node it creates, here
 	// with the values the stages write, so the Node does not change size
 	// later; conditions, the daemon endpoint and the rest of the node info
 	// come from the stages. The podCIDR kwokctl also sets is left to the
