@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -90,19 +88,8 @@ func TestStatusCarriesImagesOnlyWhenTheyChange(t *testing.T) {
 		_, _ = w.Write([]byte(`{"kind":"Node","apiVersion":"v1","metadata":{"name":"hollow-node-0"}}`))
 	}))
 	defer srv.Close()
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	data := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: '" + srv.URL + "'}}]\n" +
-		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
-	if err := os.WriteFile(kubeconfig, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f := testFleet(t, func(c *Config) { c.KubeconfigPath = kubeconfig })
-	client, err := f.clients.shared()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := testFleetOn(t, srv.URL)
 	n := f.nodes[0]
-	n.client = client
 	ctx := context.Background()
 
 	send := func() {

@@ -22,8 +22,26 @@ import (
 // testFleet builds a fleet without starting it (nothing talks to a server).
 func testFleet(t *testing.T, modify func(*Config)) *Fleet {
 	t.Helper()
+	return newTestFleet(t, "https://127.0.0.1:1", modify)
+}
+
+// testFleetOn builds a fleet, not started, whose first node's client talks
+// to server.
+func testFleetOn(t *testing.T, server string) *Fleet {
+	t.Helper()
+	f := newTestFleet(t, server, nil)
+	client, err := f.clients.shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.nodes[0].client = client
+	return f
+}
+
+func newTestFleet(t *testing.T, server string, modify func(*Config)) *Fleet {
+	t.Helper()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	data := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n" +
+	data := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: '" + server + "'}}]\n" +
 		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
 	if err := os.WriteFile(kubeconfig, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
@@ -347,19 +365,8 @@ func TestStatusWriteRetriesUntilTheAuthorizerKnowsThePod(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	data := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: '" + srv.URL + "'}}]\n" +
-		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
-	if err := os.WriteFile(kubeconfig, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f := testFleet(t, func(c *Config) { c.KubeconfigPath = kubeconfig })
-	client, err := f.clients.shared()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := testFleetOn(t, srv.URL)
 	n := f.nodes[0]
-	n.client = client
 	p := &pod{uid: "u1", namespace: "ns", name: "p", phase: podAdmitted, containers: []containerInfo{{"c", "img"}}, startTime: time.Now()}
 	n.pods[p.uid] = p
 
