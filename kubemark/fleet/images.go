@@ -29,17 +29,25 @@ const (
 // with n.mu held.
 func (n *node) notePulled(p *pod) {
 	added := false
-	for _, c := range slices.Concat(p.initContainers, p.containers) {
-		if c.image == "" || len(n.images) >= maxNodeImages || slices.Contains(n.images, c.image) {
-			continue
+	for _, cs := range [][]containerInfo{p.initContainers, p.containers} {
+		for _, c := range cs {
+			added = n.addImage(c.image) || added
 		}
-		n.images = append(n.images, c.image)
-		added = true
 	}
 	if added && !n.imagesReportQueued {
 		n.imagesReportQueued = true
 		n.fleet.sched.After(jitter(imageReportDelay, 3), priorityBackground, n.reportImages)
 	}
+}
+
+// addImage lists an image on the node unless it is listed already or the
+// list is full, and says whether it did. Call with n.mu held.
+func (n *node) addImage(name string) bool {
+	if name == "" || len(n.images) >= maxNodeImages || slices.Contains(n.images, name) {
+		return false
+	}
+	n.images = append(n.images, name)
+	return true
 }
 
 // reportImages sends the node's status with its image list. A node whose
@@ -84,14 +92,12 @@ func (n *node) adoptImages(listed []v1.ContainerImage) {
 	known := n.images
 	n.images = nil
 	for _, img := range listed {
-		if len(img.Names) > 0 && len(n.images) < maxNodeImages && !slices.Contains(n.images, img.Names[0]) {
-			n.images = append(n.images, img.Names[0])
+		if len(img.Names) > 0 {
+			n.addImage(img.Names[0])
 		}
 	}
 	n.imagesSent = len(n.images)
 	for _, name := range known {
-		if len(n.images) < maxNodeImages && !slices.Contains(n.images, name) {
-			n.images = append(n.images, name)
-		}
+		n.addImage(name)
 	}
 }
