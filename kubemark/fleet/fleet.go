@@ -140,11 +140,12 @@ func (f *Fleet) nodeClient(name string) (*rest.RESTClient, error) {
 }
 
 // nodeRegistered starts what a node does once registered: in the kubelet
-// profile, its six watches and its start-up events.
+// profile, its CSINode, its six watches and its start-up events.
 func (f *Fleet) nodeRegistered(n *node) {
 	if f.cfg.Profile != ProfileKubelet {
 		return
 	}
+	f.sched.Now(priorityBackground, n.ensureCSINode)
 	byNode := func(field string) url.Values {
 		return url.Values{"fieldSelector": {fields.OneTermEqualSelector(field, n.name).String()}}
 	}

@@ -467,6 +467,7 @@ func BenchmarkFleetKubelet5000(b *testing.B) {
 		"failedLeaseRenewals":       failed,
 		"maxLeaseAgeSeconds":        maxLeaseAge,
 		"fleetWatches":              watches,
+		"csiNodes":                  countCSINodes(ctx, b, c),
 		"processes":                 usage,
 		"coresBusyOfTwo":            busy,
 		"componentRestarts":         componentRestarts(b, c),
@@ -575,6 +576,17 @@ func countReady(ctx context.Context, b *testing.B, c *Cluster, selector string) 
 		}
 	}
 	return ready
+}
+
+// countCSINodes counts the cluster's CSINodes: one per node a kubelet (or a
+// fleet node in the kubelet profile) started.
+func countCSINodes(ctx context.Context, b *testing.B, c *Cluster) int {
+	b.Helper()
+	list, err := c.Client.StorageV1().CSINodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return len(list.Items)
 }
 
 // countNotReady counts, from now on, every time a node matching selector

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
@@ -149,6 +151,29 @@ func TestFleetNodesRegisterAndStayReady(t *testing.T) {
 	if ok := fleetMetric(t, f, "kscale_fleet_lease_renewals_total", map[string]string{"result": "ok"}); ok < 4*fleetNodes {
 		t.Errorf("only %v lease renewals in over 60 s for %d nodes", ok, fleetNodes)
 	}
+
+	// Each node made the CSINode a kubelet makes at start-up, owned by its Node.
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: HollowLabel + "=fleet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	csiNodes, err := c.Client.StorageV1().CSINodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := map[string]types.UID{}
+	for _, cn := range csiNodes.Items {
+		for _, ref := range cn.OwnerReferences {
+			if ref.Kind == "Node" && ref.Name == cn.Name {
+				owner[cn.Name] = ref.UID
+			}
+		}
+	}
+	for _, n := range nodes.Items {
+		if owner[n.Name] != n.UID {
+			t.Errorf("node %s (UID %s): CSINode owned by UID %q", n.Name, n.UID, owner[n.Name])
+		}
+	}
 }
 
 // A fleet node carries what the real kubelet of the same version puts in its
@@ -242,6 +267,23 @@ func TestFleetNodesLookLikeKubeletNodes(t *testing.T) {
 		if _, ok := fleetNode.Labels[key]; !ok {
 			t.Errorf("fleet node lacks the kubelet's label %s", key)
 		}
+	}
+
+	// The kubelet's CSI volume plugin makes a CSINode for its node at
+	// start-up; the fleet node has the same one.
+	var csiNodes []*storagev1.CSINode
+	for _, node := range []*v1.Node{kubeletNode, fleetNode} {
+		cn, err := c.Client.StorageV1().CSINodes().Get(ctx, node.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("CSINode of %s: %v", node.Name, err)
+		}
+		if len(cn.OwnerReferences) != 1 || cn.OwnerReferences[0].Kind != "Node" || cn.OwnerReferences[0].UID != node.UID {
+			t.Errorf("CSINode of %s owned by %+v, want its Node (UID %s)", node.Name, cn.OwnerReferences, node.UID)
+		}
+		csiNodes = append(csiNodes, cn)
+	}
+	if want, got := csiNodes[0], csiNodes[1]; !maps.Equal(got.Annotations, want.Annotations) || !reflect.DeepEqual(got.Spec, want.Spec) {
+		t.Errorf("fleet CSINode: annotations %v, spec %+v; kubelet's: %v, %+v", got.Annotations, got.Spec, want.Annotations, want.Spec)
 	}
 }
 
@@ -645,6 +687,15 @@ func TestFleetLightProfile(t *testing.T) {
 	}
 	if len(events.Items) != 0 {
 		t.Errorf("the light profile sent %d kubelet events, want none", len(events.Items))
+	}
+	csiNodes, err := c.Client.StorageV1().CSINodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cn := range csiNodes.Items {
+		if strings.HasPrefix(cn.Name, "light-") {
+			t.Errorf("the light profile made CSINode %s, want none", cn.Name)
+		}
 	}
 }
 

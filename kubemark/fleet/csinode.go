@@ -1,0 +1,92 @@
+package fleet
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// migratedPlugins is the annotation a v1.37 kubelet writes on its CSINode: the
+// in-tree volume plugins whose volumes go through CSI drivers, sorted and
+// joined as the kubelet joins them. The integration test holds it to what a
+// hollow kubelet writes.
+const migratedPlugins = "kubernetes.io/aws-ebs,kubernetes.io/azure-disk,kubernetes.io/azure-file," +
+	"kubernetes.io/cinder,kubernetes.io/gce-pd,kubernetes.io/portworx-volume,kubernetes.io/vsphere-volume"
+
+const csiNodesPath = "/apis/storage.k8s.io/v1/csinodes"
+
+// ensureCSINode gives the node the CSINode a kubelet's CSI volume plugin
+// creates when the kubelet starts: in a real cluster every node has one, the
+// scheduler and the attach-detach controller cache them all, and NodeRestriction
+// checks each write. Retried with backoff until it is there.
+func (n *node) ensureCSINode(ctx context.Context) {
+	f := n.fleet
+	if err := n.syncCSINode(ctx); err != nil {
+		f.metrics.apiError(err)
+		if ctx.Err() == nil {
+			n.logger().V(2).Info("Creating the node's CSINode failed; retrying", "err", err)
+			f.sched.After(f.backoff(1), priorityBackground, n.ensureCSINode)
+		}
+	}
+}
+
+// syncCSINode does what the kubelet does on start-up: read the CSINode named
+// after the node; create it when missing; replace one left by an earlier Node
+// of the same name (another UID); fix the annotation when it differs.
+func (n *node) syncCSINode(ctx context.Context) error {
+	n.mu.Lock()
+	uid := n.uid
+	n.mu.Unlock()
+	existing := &storagev1.CSINode{}
+	err := n.client.Get().AbsPath(csiNodesPath, n.name).Do(ctx).Into(existing)
+	switch {
+	case apierrors.IsNotFound(err):
+		return n.client.Post().AbsPath(csiNodesPath).Body(n.csiNodeObject(uid)).Do(ctx).Error()
+	case err != nil:
+		return err
+	case !ownedByNode(existing, n.name, uid):
+		// Its garbage collection may be pending; the kubelet does not wait
+		// for it either. The precondition keeps a newer one.
+		del := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &existing.UID}}
+		err := n.client.Delete().AbsPath(csiNodesPath, n.name).Body(&del).Do(ctx).Error()
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		return n.client.Post().AbsPath(csiNodesPath).Body(n.csiNodeObject(uid)).Do(ctx).Error()
+	case existing.Annotations[v1.MigratedPluginsAnnotationKey] != migratedPlugins:
+		if existing.Annotations == nil {
+			existing.Annotations = map[string]string{}
+		}
+		existing.Annotations[v1.MigratedPluginsAnnotationKey] = migratedPlugins
+		return n.client.Put().AbsPath(csiNodesPath, n.name).Body(existing).Do(ctx).Error()
+	}
+	return nil
+}
+
+// csiNodeObject is the CSINode a kubelet without CSI drivers creates.
+func (n *node) csiNodeObject(nodeUID types.UID) *storagev1.CSINode {
+	return &storagev1.CSINode{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        n.name,
+			Annotations: map[string]string{v1.MigratedPluginsAnnotationKey: migratedPlugins},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "v1", Kind: "Node", Name: n.name, UID: nodeUID,
+			}},
+		},
+		Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{}},
+	}
+}
+
+// ownedByNode reports whether the Node name with this UID owns obj.
+func ownedByNode(obj *storagev1.CSINode, name string, uid types.UID) bool {
+	for _, ref := range obj.OwnerReferences {
+		if ref.Kind == "Node" && ref.Name == name && ref.UID == uid {
+			return true
+		}
+	}
+	return false
+}
