@@ -121,6 +121,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 		f.sched.Now(priorityBackground, n.register)
 	}
 	klog.InfoS("Fleet starting", "nodes", len(f.nodes), "profile", f.cfg.Profile, "ownIdentity", f.clients.ownIdentity(), "failedFromStart", len(failing))
+	go afterStartup(ctx, startupCheckInterval, f.startupOver, releaseFreeHeap)
 	f.sched.Run(ctx, f.cfg.Workers)
 
 	stopWatches()
@@ -335,6 +336,15 @@ func (f *Fleet) snapshot() fleetSnapshot {
 		n.mu.Unlock()
 	}
 	return s
+}
+
+// startupOver reports whether the start-up burst is done: every node
+// registered, no registration, CSINode, watch start or start-up event
+// waiting, and no watch request waiting for its answer.
+func (f *Fleet) startupOver() bool {
+	pending := f.sched.Pending()
+	return pending[priorityBackground] == 0 && pending[priorityEvents] == 0 &&
+		f.watcher.unanswered.Load() == 0 && f.snapshot().registered == len(f.nodes)
 }
 
 // renewInterval is the kubelet's: a quarter of the lease duration, plus up

@@ -1,9 +1,13 @@
 package fleet
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"time"
+
+	"k8s.io/klog/v2"
 )
 
 // nodesPerProc is how many hollow nodes one Go P serves. At 5000 kubelet
@@ -17,10 +21,13 @@ const nodesPerProc = 5000
 // in the environment win.
 func tuneRuntime(nodes int) {
 	// A fleet's heap is mostly small long-lived objects (connections,
-	// streams, node state); collecting at 50 % growth instead of 100 % keeps
-	// its memory well down for a few percent more CPU.
+	// streams, node state) and it allocates little once started, so the
+	// heap it keeps is mostly the room Go leaves to grow before the next
+	// collection. 1000 kubelet nodes at idle, one run each: 83 MiB of
+	// anonymous memory and 0.036 core with GOGC 50, 71 MiB and 0.038 core
+	// with 25 (the default 100 costs ~25 MiB more again).
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(50)
+		debug.SetGCPercent(25)
 	}
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(procsFor(nodes, runtime.GOMAXPROCS(0)))
@@ -32,4 +39,45 @@ func tuneRuntime(nodes int) {
 // container).
 func procsFor(nodes, available int) int {
 	return max(1, min(available, (nodes+nodesPerProc-1)/nodesPerProc))
+}
+
+// startupCheckInterval is how often the fleet checks whether its start-up is over.
+const startupCheckInterval = 5 * time.Second
+
+// releaseFreeHeap hands the heap Go holds free back to the OS.
+func releaseFreeHeap() {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	debug.FreeOSMemory()
+	runtime.ReadMemStats(&after)
+	klog.V(2).InfoS("Start-up over; returned the heap it left free to the OS",
+		"releasedMiB", (int64(after.HeapReleased)-int64(before.HeapReleased))>>20)
+}
+
+// afterStartup calls release once, when over() has held for two checks in a
+// row, every apart. The fleet releases its free heap then: registering
+// thousands of nodes at once (a key, a certificate and a TLS handshake each,
+// then six watch-lists) peaks well above what it keeps afterwards, and Go's
+// background scavenger only returns memory above about the next GC goal,
+// so the rest would stay resident for as long as the fleet runs (1000 nodes:
+// 9–18 MiB).
+func afterStartup(ctx context.Context, every time.Duration, over func() bool, release func()) {
+	ticker := time.NewTicker(every)
+	defer ticker.Stop()
+	held := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		if !over() {
+			held = 0
+			continue
+		}
+		if held++; held == 2 {
+			release()
+			return
+		}
+	}
 }

@@ -57,6 +57,8 @@ type watcher struct {
 	// 30 s, and the controller-manager and scheduler lost their leader
 	// leases. Bounded, the same watches open without a rejection.
 	opening chan struct{}
+	// unanswered counts watch requests waiting for a token or a response.
+	unanswered atomic.Int32
 }
 
 func newWatcher(f *Fleet, contentType, userAgent string) (*watcher, error) {
@@ -389,6 +391,8 @@ type watchBody struct {
 // openBounded is open once fewer than OpeningWatches requests of the
 // fleet wait for their response.
 func (w *watcher) openBounded(ctx context.Context, client *rest.RESTClient, url string) (*watchBody, error) {
+	w.unanswered.Add(1)
+	defer w.unanswered.Add(-1)
 	select {
 	case w.opening <- struct{}{}:
 	case <-ctx.Done():

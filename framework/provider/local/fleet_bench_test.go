@@ -195,8 +195,9 @@ func perUnit(m map[string]float64, divisor float64) map[string]float64 {
 // BenchmarkFleetKubelet1000 runs 1000 kubelet-profile hollow nodes in one
 // fleet next to 3 real kubelet-morph nodes, on a cluster that audits node
 // requests. It reports the fleet's start-up, idle CPU and memory, the
-// memory per node of both kinds, and both kinds' API calls per node per
-// minute (idle) and per pod (a pod's life), by verb and resource.
+// memory per node of both kinds, and both kinds' API calls per node at
+// start-up, per node per minute (idle) and per pod (a pod's life), by verb
+// and resource.
 func BenchmarkFleetKubelet1000(b *testing.B) {
 	const (
 		fleetNodes = 1000
@@ -213,6 +214,7 @@ func BenchmarkFleetKubelet1000(b *testing.B) {
 	c := benchCluster(b, "--audit-policy-file="+policy, "--audit-log-path="+auditLog, "--audit-log-maxsize=0")
 	ctx := context.Background()
 
+	morphStart := time.Now()
 	morph, err := c.StartNodes(ctx, morphNodes, NodeOptions{Group: "morph", NamePrefix: "morph-"})
 	if err != nil {
 		b.Fatal(err)
@@ -265,18 +267,26 @@ func BenchmarkFleetKubelet1000(b *testing.B) {
 	}
 	idleCalls, watches := auditCounts(b, auditLog, t0, t1, classify)
 	podCalls, _ := auditCounts(b, auditLog, t1, t2, classify)
+	startCalls, _ := auditCounts(b, auditLog, morphStart, t0, classify)
 	minutes := t1.Sub(t0).Minutes()
 	nodes := map[string]float64{"kubelet-morph": morphNodes, "fleet": fleetNodes}
+	began := map[string]time.Time{"kubelet-morph": morphStart, "fleet": start}
+	// Idle calls (lease renewals, status reports) go on through the start-up
+	// and the churn; take their share of each window out.
+	lessIdle := func(g string, calls map[string]float64, window time.Duration) map[string]float64 {
+		out := map[string]float64{}
+		for call, v := range calls {
+			out[call] = max(0, v-idleCalls[g][call]/minutes*window.Minutes())
+		}
+		return out
+	}
 	perNodeMinute := map[string]map[string]float64{}
+	perNodeStart := map[string]map[string]float64{}
 	perPod := map[string]map[string]float64{}
 	for g, n := range nodes {
 		perNodeMinute[g] = perUnit(idleCalls[g], n*minutes)
-		// Idle calls also happen during the churn window; take them out.
-		pc := map[string]float64{}
-		for call, v := range podCalls[g] {
-			pc[call] = max(0, v-idleCalls[g][call]/minutes*t2.Sub(t1).Minutes())
-		}
-		perPod[g] = perUnit(pc, n*podsPer)
+		perNodeStart[g] = perUnit(lessIdle(g, startCalls[g], t0.Sub(began[g])), n)
+		perPod[g] = perUnit(lessIdle(g, podCalls[g], t2.Sub(t1)), n*podsPer)
 		watches[g] /= n
 	}
 	var morphMiB []float64
@@ -301,6 +311,7 @@ func BenchmarkFleetKubelet1000(b *testing.B) {
 		"memoryPerNodeRatio":        ratio,
 		"failedLeaseRenewals":       failedRenewals,
 		"apiCallsPerNodePerMinute":  perNodeMinute,
+		"apiCallsPerNodeAtStart":    perNodeStart,
 		"apiCallsPerPod":            perPod,
 		"openWatchesPerNode":        watches,
 		"podsPerNodeInChurn":        podsPer,
