@@ -18,9 +18,12 @@ type Sample struct {
 	PID int
 	// CPU is the user plus system time the process has used since it started.
 	CPU time.Duration
-	// RSS is the resident set size in bytes.
-	RSS uint64
-	At  time.Time
+	// RSS is the resident set size in bytes: RSSAnon, the memory the
+	// process allocated, plus RSSFile, pages of files it maps (its binary)
+	// — clean, shared with every process mapping the same file, and more or
+	// fewer of them resident as the page cache holds the file; plus shmem.
+	RSS, RSSAnon, RSSFile uint64
+	At                    time.Time
 }
 
 // Read samples one process.
@@ -37,11 +40,13 @@ func Read(pid int) (Sample, error) {
 	if err != nil {
 		return Sample{}, fmt.Errorf("reading status of pid %d: %w", pid, err)
 	}
-	rss, err := parseRSS(status)
-	if err != nil {
-		return Sample{}, fmt.Errorf("pid %d: %w", pid, err)
+	smp := Sample{PID: pid, CPU: cpu, At: time.Now()}
+	for field, into := range map[string]*uint64{"VmRSS": &smp.RSS, "RssAnon": &smp.RSSAnon, "RssFile": &smp.RSSFile} {
+		if *into, err = statusKB(status, field); err != nil {
+			return Sample{}, fmt.Errorf("pid %d: %w", pid, err)
+		}
 	}
-	return Sample{PID: pid, CPU: cpu, RSS: rss, At: time.Now()}, nil
+	return smp, nil
 }
 
 // parseCPU returns utime+stime from the content of /proc/<pid>/stat. The
@@ -68,39 +73,40 @@ func parseCPU(stat []byte) (time.Duration, error) {
 	return time.Duration(utime+stime) * time.Second / clockTicks, nil
 }
 
-// parseRSS returns VmRSS in bytes from the content of /proc/<pid>/status.
-func parseRSS(status []byte) (uint64, error) {
+// statusKB returns a field given in kB, in bytes, from the content of
+// /proc/<pid>/status.
+func statusKB(status []byte, field string) (uint64, error) {
 	for _, line := range strings.Split(string(status), "\n") {
-		rest, ok := strings.CutPrefix(line, "VmRSS:")
+		rest, ok := strings.CutPrefix(line, field+":")
 		if !ok {
 			continue
 		}
 		f := strings.Fields(rest)
 		if len(f) != 2 || f[1] != "kB" {
-			return 0, fmt.Errorf("malformed VmRSS line %q", line)
+			return 0, fmt.Errorf("malformed %s line %q", field, line)
 		}
 		kb, err := strconv.ParseUint(f[0], 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("VmRSS: %w", err)
+			return 0, fmt.Errorf("%s: %w", field, err)
 		}
 		return kb * 1024, nil
 	}
-	return 0, fmt.Errorf("no VmRSS (a zombie or kernel thread?)")
+	return 0, fmt.Errorf("no %s (a zombie or kernel thread?)", field)
 }
 
 // Usage is what a process used between two samples.
 type Usage struct {
 	// Cores is CPU time per wall time: 1.0 is one core busy all along.
 	Cores float64
-	// RSS is the resident memory at the later sample.
-	RSS uint64
+	// RSS, RSSAnon and RSSFile are the resident memory at the later sample.
+	RSS, RSSAnon, RSSFile uint64
 }
 
 // Between returns the usage from a to b, two samples of one process.
 func Between(a, b Sample) Usage {
-	wall := b.At.Sub(a.At)
-	if wall <= 0 {
-		return Usage{RSS: b.RSS}
+	u := Usage{RSS: b.RSS, RSSAnon: b.RSSAnon, RSSFile: b.RSSFile}
+	if wall := b.At.Sub(a.At); wall > 0 {
+		u.Cores = float64(b.CPU-a.CPU) / float64(wall)
 	}
-	return Usage{Cores: float64(b.CPU-a.CPU) / float64(wall), RSS: b.RSS}
+	return u
 }

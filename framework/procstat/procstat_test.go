@@ -39,13 +39,24 @@ func TestParseCPU(t *testing.T) {
 	}
 }
 
-func TestParseRSS(t *testing.T) {
-	got, err := parseRSS([]byte("Name:\tx\nVmPeak:\t  999 kB\nVmRSS:\t   2048 kB\nThreads: 3\n"))
-	if err != nil || got != 2048*1024 {
-		t.Fatalf("parseRSS = %d, %v; want %d", got, err, 2048*1024)
-	}
-	if _, err := parseRSS([]byte("Name:\tkthreadd\n")); err == nil {
-		t.Fatal("want an error without VmRSS")
+func TestStatusKB(t *testing.T) {
+	status := []byte("Name:\tx\nVmPeak:\t  999 kB\nVmRSS:\t   2048 kB\nRssAnon:\t 1536 kB\nRssFile:\t  512 kB\nThreads: 3\nBad:\t12 pages\n")
+	for _, tc := range []struct {
+		field   string
+		want    uint64
+		wantErr bool
+	}{
+		{field: "VmRSS", want: 2048 * 1024},
+		{field: "RssAnon", want: 1536 * 1024},
+		{field: "RssFile", want: 512 * 1024},
+		{field: "Rss", wantErr: true}, // a prefix of other fields is not one
+		{field: "Bad", wantErr: true},
+		{field: "RssShmem", wantErr: true},
+	} {
+		got, err := statusKB(status, tc.field)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("statusKB(%s) = %d, %v; want %d, error %v", tc.field, got, err, tc.want, tc.wantErr)
+		}
 	}
 }
 
@@ -64,8 +75,8 @@ func TestReadSelfAndBetween(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.RSS == 0 {
-		t.Error("RSS of a running test is 0")
+	if b.RSS == 0 || b.RSSAnon == 0 || b.RSSFile == 0 || b.RSSAnon+b.RSSFile > b.RSS {
+		t.Errorf("RSS %d of a running test: anon %d, file %d", b.RSS, b.RSSAnon, b.RSSFile)
 	}
 	u := Between(a, b)
 	if u.Cores <= 0 || u.Cores > 4 {

@@ -103,7 +103,8 @@ func usageOver(b *testing.B, pids map[string]int, window time.Duration) map[stri
 			b.Fatal(err)
 		}
 		u := procstat.Between(first[name], s)
-		out[name] = map[string]float64{"cores": u.Cores, "rssMiB": float64(u.RSS) / (1 << 20)}
+		out[name] = map[string]float64{"cores": u.Cores, "rssMiB": float64(u.RSS) / (1 << 20),
+			"rssAnonMiB": float64(u.RSSAnon) / (1 << 20), "rssFileMiB": float64(u.RSSFile) / (1 << 20)}
 	}
 	return out
 }
