@@ -25,7 +25,7 @@ func tuneRuntime(nodes int) {
 	// heap it keeps is mostly the room Go leaves to grow before the next
 	// collection. 1000 kubelet nodes at idle, one run each: 83 MiB of
 	// anonymous memory and 0.036 core with GOGC 50, 71 MiB and 0.038 core
-	// with 25 (the default 100 costs ~25 MiB more again).
+	// with 25.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(25)
 	}
