@@ -38,17 +38,16 @@ func (n *node) ensureCSINode(ctx context.Context) {
 // after the node; create it when missing; replace one left by an earlier Node
 // of the same name (another UID); fix the annotation when it differs.
 func (n *node) syncCSINode(ctx context.Context) error {
-	n.mu.Lock()
-	uid := n.uid
-	n.mu.Unlock()
+	want := n.csiNodeObject()
+	create := func() error { return n.client.Post().AbsPath(csiNodesPath).Body(want).Do(ctx).Error() }
 	existing := &storagev1.CSINode{}
 	err := n.client.Get().AbsPath(csiNodesPath, n.name).Do(ctx).Into(existing)
 	switch {
 	case apierrors.IsNotFound(err):
-		return n.client.Post().AbsPath(csiNodesPath).Body(n.csiNodeObject(uid)).Do(ctx).Error()
+		return create()
 	case err != nil:
 		return err
-	case !ownedByNode(existing, n.name, uid):
+	case !ownedByNode(existing, n.name, want.OwnerReferences[0].UID):
 		// Its garbage collection may be pending; the kubelet does not wait
 		// for it either. The precondition keeps a newer one.
 		del := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &existing.UID}}
@@ -56,7 +55,7 @@ func (n *node) syncCSINode(ctx context.Context) error {
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
-		return n.client.Post().AbsPath(csiNodesPath).Body(n.csiNodeObject(uid)).Do(ctx).Error()
+		return create()
 	case existing.Annotations[v1.MigratedPluginsAnnotationKey] != migratedPlugins:
 		if existing.Annotations == nil {
 			existing.Annotations = map[string]string{}
@@ -68,14 +67,12 @@ func (n *node) syncCSINode(ctx context.Context) error {
 }
 
 // csiNodeObject is the CSINode a kubelet without CSI drivers creates.
-func (n *node) csiNodeObject(nodeUID types.UID) *storagev1.CSINode {
+func (n *node) csiNodeObject() *storagev1.CSINode {
 	return &storagev1.CSINode{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        n.name,
-			Annotations: map[string]string{v1.MigratedPluginsAnnotationKey: migratedPlugins},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "v1", Kind: "Node", Name: n.name, UID: nodeUID,
-			}},
+			Name:            n.name,
+			Annotations:     map[string]string{v1.MigratedPluginsAnnotationKey: migratedPlugins},
+			OwnerReferences: n.ownerRefs(),
 		},
 		Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{}},
 	}

@@ -173,17 +173,12 @@ func (n *node) getOrCreateLease(ctx context.Context) (*coordinationv1.Lease, err
 }
 
 func (n *node) newLease() *coordinationv1.Lease {
-	n.mu.Lock()
-	uid := n.uid
-	n.mu.Unlock()
 	now := metav1.NewMicroTime(time.Now())
 	return &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      n.name,
-			Namespace: leaseNamespace,
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "v1", Kind: "Node", Name: n.name, UID: uid,
-			}},
+			Name:            n.name,
+			Namespace:       leaseNamespace,
+			OwnerReferences: n.ownerRefs(),
 		},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity:       ptr.To(n.name),
@@ -191,6 +186,15 @@ func (n *node) newLease() *coordinationv1.Lease {
 			RenewTime:            &now,
 		},
 	}
+}
+
+// ownerRefs is the owner reference of what the kubelet makes for its
+// node (Lease, CSINode): the Node as last registered, so the garbage
+// collector removes them with it.
+func (n *node) ownerRefs() []metav1.OwnerReference {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: n.name, UID: n.uid}}
 }
 
 // renewLease updates the Lease's renewTime — one PUT, as the kubelet does
