@@ -19,26 +19,14 @@ const migratedPlugins = "kubernetes.io/aws-ebs,kubernetes.io/azure-disk,kubernet
 
 const csiNodesPath = "/apis/storage.k8s.io/v1/csinodes"
 
-// ensureCSINode gives the node the CSINode a kubelet's CSI volume plugin
-// creates when the kubelet starts: in a real cluster every node has one, the
-// scheduler and the attach-detach controller cache them all, and NodeRestriction
-// checks each write. Retried with backoff until it is there.
-func (n *node) ensureCSINode(ctx context.Context) {
-	f := n.fleet
-	if err := n.syncCSINode(ctx); err != nil {
-		f.metrics.apiError(err)
-		if ctx.Err() == nil {
-			n.logger().V(2).Info("Creating the node's CSINode failed; retrying", "err", err)
-			f.sched.After(f.backoff(1), priorityBackground, n.ensureCSINode)
-		}
-	}
-}
-
-// syncCSINode does what the kubelet does on start-up: read the CSINode named
-// after the node; create it when missing; replace one left by an earlier Node
-// of the same name (another UID); fix the annotation when it differs.
-func (n *node) syncCSINode(ctx context.Context) error {
-	want := n.csiNodeObject()
+// syncCSINode does what the kubelet's CSI volume plugin does on start-up
+// once it has read its Node (nodeUID): read the CSINode named after the
+// node; create it when missing; replace one left by an earlier Node of the
+// same name (another UID); fix the annotation when it differs. In a real
+// cluster every node has one, the scheduler and the attach-detach controller
+// cache them all, and NodeRestriction checks each write.
+func (n *node) syncCSINode(ctx context.Context, nodeUID types.UID) error {
+	want := n.csiNodeObject(nodeUID)
 	create := func() error { return n.client.Post().AbsPath(csiNodesPath).Body(want).Do(ctx).Error() }
 	existing := &storagev1.CSINode{}
 	err := n.client.Get().AbsPath(csiNodesPath, n.name).Do(ctx).Into(existing)
@@ -47,7 +35,7 @@ func (n *node) syncCSINode(ctx context.Context) error {
 		return create()
 	case err != nil:
 		return err
-	case !ownedByNode(existing, n.name, want.OwnerReferences[0].UID):
+	case !ownedByNode(existing, n.name, nodeUID):
 		// Its garbage collection may be pending; the kubelet does not wait
 		// for it either. The precondition keeps a newer one.
 		del := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &existing.UID}}
@@ -67,12 +55,12 @@ func (n *node) syncCSINode(ctx context.Context) error {
 }
 
 // csiNodeObject is the CSINode a kubelet without CSI drivers creates.
-func (n *node) csiNodeObject() *storagev1.CSINode {
+func (n *node) csiNodeObject(nodeUID types.UID) *storagev1.CSINode {
 	return &storagev1.CSINode{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            n.name,
 			Annotations:     map[string]string{v1.MigratedPluginsAnnotationKey: migratedPlugins},
-			OwnerReferences: n.ownerRefs(),
+			OwnerReferences: ownerRefs(n.name, nodeUID),
 		},
 		Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{}},
 	}

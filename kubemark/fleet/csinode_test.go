@@ -78,8 +78,7 @@ func TestSyncCSINode(t *testing.T) {
 			defer srv.Close()
 			f := testFleetOn(t, srv.URL)
 			n := f.nodes[0]
-			n.uid = nodeUID
-			if err := n.syncCSINode(context.Background()); err != nil {
+			if err := n.syncCSINode(context.Background(), nodeUID); err != nil {
 				t.Fatal(err)
 			}
 			mu.Lock()

@@ -2,11 +2,13 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // maxQueuedEvents is the queue of the kubelet's event broadcaster: beyond
@@ -20,6 +22,13 @@ const maxQueuedEvents = 1000
 type eventRecorder struct{ fleet *Fleet }
 
 func (r *eventRecorder) record(n *node, ref *v1.ObjectReference, eventType, reason, message string) {
+	r.recordTimes(n, ref, eventType, reason, message, 1)
+}
+
+// recordTimes records an event that happens times times in a row. Like the
+// kubelet's event correlator it creates the Event once and patches its count
+// and last timestamp for every repeat.
+func (r *eventRecorder) recordTimes(n *node, ref *v1.ObjectReference, eventType, reason, message string, times int) {
 	now := metav1.NewTime(time.Now())
 	namespace := ref.Namespace
 	if namespace == "" {
@@ -50,6 +59,13 @@ func (r *eventRecorder) record(n *node, ref *v1.ObjectReference, eventType, reas
 	r.fleet.sched.Now(priorityEvents, func(ctx context.Context) {
 		defer n.queuedEvents.Add(-1)
 		err := n.client.Post().AbsPath("/api/v1/namespaces", namespace, "events").Body(ev).Do(ctx).Error()
+		for count := 2; count <= times && err == nil; count++ {
+			var repeat []byte
+			repeat, err = json.Marshal(map[string]any{"count": count, "lastTimestamp": metav1.Now(), "message": message})
+			if err == nil {
+				err = n.client.Patch(types.StrategicMergePatchType).AbsPath("/api/v1/namespaces", namespace, "events", ev.Name).Body(repeat).Do(ctx).Error()
+			}
+		}
 		if err != nil && ctx.Err() == nil {
 			r.fleet.metrics.apiError(err)
 		}

@@ -85,6 +85,8 @@ func New(cfg *Config) (*Fleet, error) {
 			ipsInUse:   map[uint32]bool{},
 			refs:       map[objectRef]int{},
 			refWatches: map[objectRef]context.CancelFunc{},
+			// Light nodes have no CSINode to wait for.
+			csiNodeReady: cfg.Profile == ProfileLight,
 		}
 		if len(cfg.Zones) > 0 {
 			n.zone = cfg.Zones[n.index%len(cfg.Zones)]
@@ -116,9 +118,14 @@ func (f *Fleet) Run(ctx context.Context) error {
 		n.failed = true
 	}
 	// Registrations are queued in order at background priority: heartbeats
-	// of registered nodes always go first.
+	// of registered nodes always go first, then the steps that take a
+	// registering kubelet-profile node to Ready.
 	for _, n := range f.nodes {
-		f.sched.Now(priorityBackground, n.register)
+		if f.cfg.Profile == ProfileLight {
+			f.sched.Now(priorityBackground, n.register)
+		} else {
+			f.sched.Now(priorityBackground, n.startKubelet)
+		}
 	}
 	klog.InfoS("Fleet starting", "nodes", len(f.nodes), "profile", f.cfg.Profile, "ownIdentity", f.clients.ownIdentity(), "failedFromStart", len(failing))
 	go afterStartup(ctx, startupCheckInterval, f.startupOver, releaseFreeHeap)
@@ -141,12 +148,11 @@ func (f *Fleet) nodeClient(name string) (*rest.RESTClient, error) {
 }
 
 // nodeRegistered starts what a node does once registered: in the kubelet
-// profile, its CSINode, its six watches and its start-up events.
+// profile, its six watches.
 func (f *Fleet) nodeRegistered(n *node) {
 	if f.cfg.Profile != ProfileKubelet {
 		return
 	}
-	f.sched.Now(priorityBackground, n.ensureCSINode)
 	byNode := func(field string) url.Values {
 		return url.Values{"fieldSelector": {fields.OneTermEqualSelector(field, n.name).String()}}
 	}
@@ -164,20 +170,6 @@ func (f *Fleet) nodeRegistered(n *node) {
 	}
 	for _, spec := range specs {
 		f.startWatch(n.client, spec)
-	}
-	if f.events != nil {
-		n.mu.Lock()
-		ref := &v1.ObjectReference{Kind: "Node", Name: n.name, UID: types.UID(n.name)}
-		n.mu.Unlock()
-		for _, e := range []struct{ reason, message string }{
-			{"Starting", "Starting kubelet."},
-			{"NodeHasSufficientMemory", "Node " + n.name + " status is now: NodeHasSufficientMemory"},
-			{"NodeHasNoDiskPressure", "Node " + n.name + " status is now: NodeHasNoDiskPressure"},
-			{"NodeHasSufficientPID", "Node " + n.name + " status is now: NodeHasSufficientPID"},
-			{"NodeAllocatableEnforced", "Updated Node Allocatable limit across pods"},
-		} {
-			f.events.record(n, ref, v1.EventTypeNormal, e.reason, e.message)
-		}
 	}
 }
 
@@ -259,7 +251,13 @@ func (f *Fleet) setFailed(nodes []*node, failed bool) {
 		n.failed = failed
 		n.mu.Unlock()
 		if was && !failed {
-			f.sched.Now(priorityHeartbeat, n.renewLease)
+			n.mu.Lock()
+			restart := !n.heartbeating && n.lease != nil
+			n.heartbeating = n.heartbeating || restart
+			n.mu.Unlock()
+			if restart {
+				f.sched.Now(priorityHeartbeat, n.renewLease)
+			}
 			f.sched.Now(priorityBackground, func(ctx context.Context) {
 				if err := n.patchStatus(ctx); err != nil {
 					f.metrics.apiError(err)
@@ -311,8 +309,10 @@ func (f *Fleet) deleteNodes() error {
 
 // snapshot summarises the nodes' state for metrics and the status endpoint.
 type fleetSnapshot struct {
-	registered, ready, failed, pods int
-	maxLeaseAge                     time.Duration
+	registered, leased, ready, failed, pods int
+	// maxLeaseAge is the oldest heartbeat of the nodes that have one and
+	// whose heartbeats run.
+	maxLeaseAge time.Duration
 }
 
 func (f *Fleet) snapshot() fleetSnapshot {
@@ -322,12 +322,16 @@ func (f *Fleet) snapshot() fleetSnapshot {
 		n.mu.Lock()
 		if n.registered {
 			s.registered++
+			if n.lease != nil {
+				s.leased++
+			}
 			age := now.Sub(n.renewedAt)
-			if n.failed {
+			switch {
+			case n.failed:
 				s.failed++
-			} else {
+			case !n.renewedAt.IsZero():
 				s.maxLeaseAge = max(s.maxLeaseAge, age)
-				if age < f.cfg.LeaseDuration {
+				if n.csiNodeReady && age < f.cfg.LeaseDuration {
 					s.ready++
 				}
 			}
@@ -339,12 +343,16 @@ func (f *Fleet) snapshot() fleetSnapshot {
 }
 
 // startupOver reports whether the start-up burst is done: every node
-// registered, no registration, CSINode, watch start or start-up event
-// waiting, and no watch request waiting for its answer.
+// registered with its Lease, no start-up step, registration, watch start or
+// start-up event waiting, and no watch request waiting for its answer.
 func (f *Fleet) startupOver() bool {
 	pending := f.sched.Pending()
-	return pending[priorityBackground] == 0 && pending[priorityEvents] == 0 &&
-		f.watcher.unanswered.Load() == 0 && f.snapshot().registered == len(f.nodes)
+	if pending[priorityStartup] != 0 || pending[priorityBackground] != 0 || pending[priorityEvents] != 0 ||
+		f.watcher.unanswered.Load() != 0 {
+		return false
+	}
+	s := f.snapshot()
+	return s.registered == len(f.nodes) && s.leased == len(f.nodes)
 }
 
 // renewInterval is the kubelet's: a quarter of the lease duration, plus up

@@ -31,7 +31,7 @@ func newMetrics(f *Fleet) *metrics {
 		registry: prometheus.NewRegistry(),
 		registered: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: ns, Name: "node_registrations_total",
-			Help: "Nodes registered (created or adopted) with their Lease.",
+			Help: "Node registrations (created or adopted).",
 		}),
 		adopted: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: ns, Name: "nodes_adopted_total",
@@ -79,16 +79,16 @@ func newMetrics(f *Fleet) *metrics {
 	m.registry.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "nodes", Help: "Nodes of this fleet."},
 			func() float64 { return float64(len(f.nodes)) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "nodes_ready", Help: "Nodes registered with a Lease renewed within its duration and heartbeats not stopped."},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "nodes_ready", Help: "Nodes registered, posting Ready, with a heartbeat (Lease renewal or status) within the lease duration and heartbeats not stopped."},
 			func() float64 { return float64(f.snapshot().ready) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "nodes_failed", Help: "Nodes whose heartbeats are stopped by fault injection."},
 			func() float64 { return float64(f.snapshot().failed) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "lease_age_max_seconds", Help: "Oldest successful lease renewal among registered, healthy nodes."},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "lease_age_max_seconds", Help: "Oldest heartbeat (Lease renewal or status) among registered, healthy nodes."},
 			func() float64 { return f.snapshot().maxLeaseAge.Seconds() }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "pods", Help: "Pods the fleet's nodes are tracking."},
 			func() float64 { return float64(f.snapshot().pods) }),
 	)
-	for p, name := range []string{"heartbeat", "pod", "background", "events"} {
+	for p, name := range []string{"heartbeat", "pod", "startup", "background", "events"} {
 		m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: ns, Name: "queue_length", Help: "Due tasks waiting for a worker, by priority.",
 			ConstLabels: prometheus.Labels{"priority": name},

@@ -29,6 +29,7 @@ const (
 	kubeletVersion = "v1.37.2"
 	runtimeVersion = "fake://0.1.0"
 	leaseNamespace = "kube-node-lease"
+	leasesPath     = "/apis/coordination.k8s.io/v1/namespaces/" + leaseNamespace + "/leases"
 	kubeletPort    = 10250
 )
 
@@ -46,17 +47,23 @@ type node struct {
 	mu         sync.Mutex
 	uid        types.UID
 	registered bool
-	// started: the node's heartbeats, status reports and watches run; a
-	// node that registers again after its Node was deleted keeps them.
-	started    bool
-	podCIDR    *net.IPNet
-	lease      *coordinationv1.Lease
-	renewedAt  time.Time // last successful lease renewal
-	failed     bool      // fault injection: heartbeats stopped
-	leaseFails int       // consecutive failed renewals, for the retry backoff
-	pods       map[types.UID]*pod
-	used       usage
-	ipsInUse   map[uint32]bool
+	// started: the node's status reports and watches run; heartbeating: its
+	// lease renewals run (a renewal is due or running). A node that registers
+	// again after its Node was deleted keeps both.
+	started      bool
+	heartbeating bool
+	// csiNodeReady: the node's CSINode is there. A kubelet posts Ready=False
+	// until then; light nodes have none and are Ready from the start.
+	csiNodeReady bool
+	readySince   time.Time // when Ready last turned True; zero: the fleet's start
+	podCIDR      *net.IPNet
+	lease        *coordinationv1.Lease
+	renewedAt    time.Time // last heartbeat: lease renewal, or the status that made the node Ready
+	failed       bool      // fault injection: heartbeats stopped
+	leaseFails   int       // consecutive failed renewals, for the retry backoff
+	pods         map[types.UID]*pod
+	used         usage
+	ipsInUse     map[uint32]bool
 	// ConfigMaps and Secrets the node's pods reference, with the watch
 	// the node holds on each.
 	refs       map[objectRef]int
@@ -73,18 +80,15 @@ type node struct {
 
 func (n *node) logger() klog.Logger { return klog.Background().WithValues("node", n.name) }
 
-// register creates the Node (or adopts an existing one of the same name),
-// then its Lease, then starts heartbeats, status reports and watches.
+// register creates the Node (or adopts an existing one of the same name).
+// A light node then creates its Lease at once; a kubelet-profile node goes on
+// with the kubelet's start-up calls (startup.go).
 func (n *node) register(ctx context.Context) {
 	f := n.fleet
-	if n.client == nil {
-		c, err := f.nodeClient(n.name)
-		if err != nil {
-			n.logger().Error(err, "Creating the node's client")
-			f.sched.After(f.backoff(0), priorityBackground, n.register)
-			return
-		}
-		n.client = c
+	if err := n.ensureClient(); err != nil {
+		n.logger().Error(err, "Creating the node's client")
+		f.sched.After(f.backoff(0), priorityBackground, n.register)
+		return
 	}
 	obj := n.nodeObject()
 	created := &v1.Node{}
@@ -107,8 +111,36 @@ func (n *node) register(ctx context.Context) {
 	if !adopted {
 		n.imagesSent = len(obj.Status.Images)
 	}
+	n.registered = true
+	first := !n.started
+	n.started = true
 	n.mu.Unlock()
-	n.ensureLease(ctx)
+	f.metrics.registered.Inc()
+	if f.cfg.Profile == ProfileLight {
+		n.ensureLease(ctx)
+	} else if !adopted {
+		f.sched.Now(priorityBackground, n.firstStatusSync)
+	}
+	if !first {
+		return
+	}
+	f.sched.After(jitter(f.cfg.StatusReportFrequency, 0.1), priorityBackground, n.reportStatus)
+	// Queued behind the registrations still waiting: a big fleet gets all
+	// its nodes Ready before the apiserver sets up six watches for each.
+	f.sched.Now(priorityBackground, func(context.Context) { f.nodeRegistered(n) })
+}
+
+// ensureClient makes the node's API client on first use.
+func (n *node) ensureClient() error {
+	if n.client != nil {
+		return nil
+	}
+	c, err := n.fleet.nodeClient(n.name)
+	if err != nil {
+		return err
+	}
+	n.client = c
+	return nil
 }
 
 // adopt takes over a Node left by an earlier run of the fleet: it reports
@@ -131,8 +163,8 @@ func (n *node) adopt(ctx context.Context) (*v1.Node, error) {
 	return existing, nil
 }
 
-// ensureLease reads the node's Lease and creates it when missing, as the
-// kubelet's lease controller does on its first sync.
+// ensureLease reads the node's Lease and creates it when missing: a light
+// node does so right after registering, as KWOK does.
 func (n *node) ensureLease(ctx context.Context) {
 	f := n.fleet
 	lease, err := n.getOrCreateLease(ctx)
@@ -143,42 +175,50 @@ func (n *node) ensureLease(ctx context.Context) {
 		}
 		return
 	}
+	n.leaseAcquired(lease, false)
+}
+
+// leaseAcquired records the node's Lease as read or created and, the first
+// time, starts its renewals: at once for a Lease that was already there (the
+// kubelet updates one it did not create), after an interval for a new one.
+func (n *node) leaseAcquired(lease *coordinationv1.Lease, renewNow bool) {
+	f := n.fleet
 	n.mu.Lock()
 	n.lease = lease
 	n.renewedAt = time.Now()
-	n.registered = true
-	first := !n.started
-	n.started = true
+	first := !n.heartbeating
+	n.heartbeating = true
 	n.mu.Unlock()
-	f.metrics.registered.Inc()
 	if !first {
 		return
 	}
-	f.sched.After(f.renewInterval(), priorityHeartbeat, n.renewLease)
-	f.sched.After(jitter(f.cfg.StatusReportFrequency, 0.1), priorityBackground, n.reportStatus)
-	// Queued behind the registrations still waiting: a big fleet gets all
-	// its nodes Ready before the apiserver sets up six watches for each.
-	f.sched.Now(priorityBackground, func(context.Context) { f.nodeRegistered(n) })
+	next := f.renewInterval()
+	if renewNow {
+		next = 0
+	}
+	f.sched.After(next, priorityHeartbeat, n.renewLease)
 }
 
 // getOrCreateLease reads the node's Lease, creating it when it is missing.
 func (n *node) getOrCreateLease(ctx context.Context) (*coordinationv1.Lease, error) {
 	lease := &coordinationv1.Lease{}
-	err := n.client.Get().AbsPath("/apis/coordination.k8s.io/v1/namespaces", leaseNamespace, "leases", n.name).Do(ctx).Into(lease)
+	err := n.client.Get().AbsPath(leasesPath, n.name).Do(ctx).Into(lease)
 	if apierrors.IsNotFound(err) {
-		lease = n.newLease()
-		err = n.client.Post().AbsPath("/apis/coordination.k8s.io/v1/namespaces", leaseNamespace, "leases").Body(lease).Do(ctx).Into(lease)
+		n.mu.Lock()
+		uid := n.uid
+		n.mu.Unlock()
+		err = n.client.Post().AbsPath(leasesPath).Body(n.newLease(uid)).Do(ctx).Into(lease)
 	}
 	return lease, err
 }
 
-func (n *node) newLease() *coordinationv1.Lease {
+func (n *node) newLease(nodeUID types.UID) *coordinationv1.Lease {
 	now := metav1.NewMicroTime(time.Now())
 	return &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            n.name,
 			Namespace:       leaseNamespace,
-			OwnerReferences: n.ownerRefs(),
+			OwnerReferences: ownerRefs(n.name, nodeUID),
 		},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity:       ptr.To(n.name),
@@ -188,13 +228,10 @@ func (n *node) newLease() *coordinationv1.Lease {
 	}
 }
 
-// ownerRefs is the owner reference of what the kubelet makes for its
-// node (Lease, CSINode): the Node as last registered, so the garbage
-// collector removes them with it.
-func (n *node) ownerRefs() []metav1.OwnerReference {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: n.name, UID: n.uid}}
+// ownerRefs is the owner reference of what the kubelet makes for its node
+// (Lease, CSINode): its Node, so the garbage collector removes them with it.
+func ownerRefs(nodeName string, nodeUID types.UID) []metav1.OwnerReference {
+	return []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: nodeName, UID: nodeUID}}
 }
 
 // renewLease updates the Lease's renewTime — one PUT, as the kubelet does
@@ -203,8 +240,9 @@ func (n *node) renewLease(ctx context.Context) {
 	f := n.fleet
 	n.mu.Lock()
 	if n.failed {
+		// Stopped; resuming the node's heartbeats starts them again.
+		n.heartbeating = false
 		n.mu.Unlock()
-		f.sched.After(f.renewInterval(), priorityHeartbeat, n.renewLease)
 		return
 	}
 	lease := n.lease.DeepCopy()
@@ -213,7 +251,7 @@ func (n *node) renewLease(ctx context.Context) {
 
 	start := time.Now()
 	updated := &coordinationv1.Lease{}
-	err := n.client.Put().AbsPath("/apis/coordination.k8s.io/v1/namespaces", leaseNamespace, "leases", n.name).Body(lease).Do(ctx).Into(updated)
+	err := n.client.Put().AbsPath(leasesPath, n.name).Body(lease).Do(ctx).Into(updated)
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		// Someone else wrote it (or deleted it): read it back, as the kubelet does.
 		f.metrics.leaseRenewals.WithLabelValues("conflict").Inc()
@@ -378,6 +416,7 @@ func (n *node) nodeStatus(now time.Time) v1.NodeStatus {
 	f := n.fleet
 	n.mu.Lock()
 	images := n.containerImages()
+	ready := n.readyCondition(now)
 	n.mu.Unlock()
 	t := metav1.NewTime(now)
 	cond := func(typ v1.NodeConditionType, status v1.ConditionStatus, reason, msg string) v1.NodeCondition {
@@ -390,7 +429,7 @@ func (n *node) nodeStatus(now time.Time) v1.NodeStatus {
 			cond(v1.NodeMemoryPressure, v1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
 			cond(v1.NodeDiskPressure, v1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
 			cond(v1.NodePIDPressure, v1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-			cond(v1.NodeReady, v1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
+			ready,
 		},
 		Addresses: []v1.NodeAddress{
 			{Type: v1.NodeInternalIP, Address: n.ip.String()},
@@ -412,6 +451,22 @@ func (n *node) nodeStatus(now time.Time) v1.NodeStatus {
 			RunningInUserNamespace:  ptr.To(false), // a kubelet sends it even when false
 		},
 	}
+}
+
+// readyCondition is the node's Ready condition at now. Call with n.mu held.
+func (n *node) readyCondition(now time.Time) v1.NodeCondition {
+	c := v1.NodeCondition{
+		Type: v1.NodeReady, Status: v1.ConditionTrue,
+		Reason: "KubeletReady", Message: "kubelet is posting ready status",
+		LastHeartbeatTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(n.fleet.startedAt),
+	}
+	if !n.readySince.IsZero() {
+		c.LastTransitionTime = metav1.NewTime(n.readySince)
+	}
+	if !n.csiNodeReady {
+		c.Status, c.Reason, c.Message = v1.ConditionFalse, "KubeletNotReady", "CSINode is not yet initialized"
+	}
+	return c
 }
 
 // nodeIP returns the i-th address after the base of cidr.

@@ -15,6 +15,7 @@ type priority int
 const (
 	priorityHeartbeat  priority = iota // lease renewals
 	priorityPod                        // pod status, deletions
+	priorityStartup                    // a registering node's next steps to Ready: before the next node registers
 	priorityBackground                 // registration, node status reports, watches
 	priorityEvents                     // events: the kubelet sends them asynchronously too
 	numPriorities

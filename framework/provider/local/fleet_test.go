@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -113,6 +114,28 @@ func TestFleetNodesRegisterAndStayReady(t *testing.T) {
 	if node.Spec.ProviderID != "kubemark://fleet-7" || node.Status.NodeInfo.KubeletVersion != "v1.37.2" ||
 		node.Labels["kubernetes.io/hostname"] != "fleet-7" || node.Labels["topology.kubernetes.io/zone"] == "" {
 		t.Errorf("node registered unlike a kubelet: labels %v, providerID %q, version %q", node.Labels, node.Spec.ProviderID, node.Status.NodeInfo.KubeletVersion)
+	}
+
+	// A kubelet's lease controller first tries before the Node exists, fails
+	// to read it for the owner reference, and creates the Lease one renew
+	// interval (10 s) later.
+	fleetLeases := func() int {
+		leases, err := c.Client.CoordinationV1().Leases("kube-node-lease").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, l := range leases.Items {
+			if strings.HasPrefix(l.Name, "fleet-") {
+				n++
+			}
+		}
+		return n
+	}
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(context.Context) (bool, error) {
+		return fleetLeases() == fleetNodes, nil
+	}); err != nil {
+		t.Fatalf("%d fleet leases after a minute, want %d", fleetLeases(), fleetNodes)
 	}
 
 	// For 60 s: every node Ready, every lease renewed within 15 s.
@@ -285,6 +308,32 @@ func TestFleetNodesLookLikeKubeletNodes(t *testing.T) {
 	if want, got := csiNodes[0], csiNodes[1]; !maps.Equal(got.Annotations, want.Annotations) || !reflect.DeepEqual(got.Spec, want.Spec) {
 		t.Errorf("fleet CSINode: annotations %v, spec %+v; kubelet's: %v, %+v", got.Annotations, got.Spec, want.Annotations, want.Spec)
 	}
+
+	// Both recorded the kubelet's start-up events about their Node, as often.
+	if want, got := startupEvents(ctx, t, c, kubeletNode.Name), startupEvents(ctx, t, c, fleetNode.Name); len(want) == 0 || !maps.Equal(got, want) {
+		t.Errorf("start-up events (reason: count) of the fleet node %v, of the kubelet node %v", got, want)
+	}
+}
+
+// startupEvents returns the kubelet's events about the Node name, as reason:
+// count. Left out: MissingClusterDNS, as the hollow kubelets run without
+// cluster DNS, and NodeAllocatableEnforced, as their container manager is a
+// stub that enforces nothing; a kubelet on a machine records it.
+func startupEvents(ctx context.Context, t *testing.T, c *Cluster, name string) map[string]int32 {
+	t.Helper()
+	list, err := c.Client.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.kind": "Node", "involvedObject.name": name}.String(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int32{}
+	for _, e := range list.Items {
+		if e.Source.Component == "kubelet" && e.Reason != "MissingClusterDNS" && e.Reason != "NodeAllocatableEnforced" {
+			counts[e.Reason] += e.Count
+		}
+	}
+	return counts
 }
 
 // fieldNames returns the sorted field names of the object at path in obj's
