@@ -20,7 +20,7 @@ import (
 //
 //	GET  /metrics                     Prometheus metrics
 //	GET  /healthz                     ok once every node is registered
-//	GET  /status                      JSON summary: nodes registered, ready, failed, pods
+//	GET  /status                      JSON summary: nodes registered, with a Lease, ready, failed; pods
 //	POST /fail?fraction=0.1           stop the heartbeats of a fraction of the nodes
 //	POST /fail?nodes=a,b              ... or of the named nodes
 //	POST /recover[?nodes=a,b]         resume heartbeats (all nodes without ?nodes)
@@ -46,7 +46,7 @@ func (f *Fleet) Serve(ctx context.Context, addr string) (net.Addr, error) {
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		s := f.snapshot()
 		writeJSON(w, map[string]any{
-			"nodes": len(f.nodes), "registered": s.registered, "ready": s.ready, "failed": s.failed,
+			"nodes": len(f.nodes), "registered": s.registered, "leased": s.leased, "ready": s.ready, "failed": s.failed,
 			"pods": s.pods, "maxLeaseAgeSeconds": s.maxLeaseAge.Seconds(),
 		})
 	})
