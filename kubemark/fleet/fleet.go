@@ -211,8 +211,8 @@ func (f *Fleet) startWatchCtx(ctx context.Context, client *rest.RESTClient, spec
 }
 
 // observeNode follows the node's own Node object: the podCIDR the
-// controller-manager assigns, and a deletion, after which the node registers
-// again as a kubelet would.
+// controller-manager assigns, a deletion, and a Node of its name made again
+// by someone else, which a kubelet takes as its own.
 func (n *node) observeNode(t watch.EventType, o runtime.Object) {
 	nd, ok := o.(*v1.Node)
 	if !ok || nd.Name != n.name {
@@ -223,12 +223,54 @@ func (n *node) observeNode(t watch.EventType, o runtime.Object) {
 	if t == watch.Deleted {
 		if n.registered && n.fleet.watchCtx.Err() == nil {
 			n.registered = false
-			n.fleet.sched.After(time.Second, priorityBackground, n.register)
+			n.deleted = true
+			if n.fleet.cfg.Profile == ProfileKubelet {
+				n.fleet.sched.After(jitter(nodeStatusUpdateFrequency, 0.04), priorityBackground, n.readDeletedNode)
+			}
 		}
 		return
 	}
+	if n.deleted {
+		n.deleted = false
+		n.registered = true
+	}
 	n.uid = nd.UID
 	n.setPodCIDR(nd.Spec.PodCIDR)
+}
+
+// The kubelet's node status update: every nodeStatusUpdateFrequency, with
+// nodeStatusUpdateRetry tries, the first from its informer's cache.
+const (
+	nodeStatusUpdateFrequency = 10 * time.Second
+	nodeStatusUpdateRetry     = 5
+)
+
+// readDeletedNode is the kubelet's node status update while its Node is
+// gone: the retries read the Node from the apiserver and get 404s, again
+// every nodeStatusUpdateFrequency until a Node of its name is back.
+func (n *node) readDeletedNode(ctx context.Context) {
+	f := n.fleet
+	n.mu.Lock()
+	deleted, failed := n.deleted, n.failed
+	n.mu.Unlock()
+	if !deleted {
+		return
+	}
+	for range nodeStatusUpdateRetry - 1 {
+		if failed || ctx.Err() != nil {
+			break
+		}
+		err := n.client.Get().AbsPath("/api/v1/nodes", n.name).Do(ctx).Error()
+		if err == nil {
+			break // made again: the node's watch takes it over
+		}
+		if !apierrors.IsNotFound(err) && ctx.Err() == nil {
+			f.metrics.apiError(err)
+		}
+	}
+	if ctx.Err() == nil {
+		f.sched.After(jitter(nodeStatusUpdateFrequency, 0.04), priorityBackground, n.readDeletedNode)
+	}
 }
 
 // pickNodes returns about fraction of the nodes, evenly spread over the fleet.
@@ -254,15 +296,18 @@ func (f *Fleet) setFailed(nodes []*node, failed bool) {
 			n.mu.Lock()
 			restart := !n.heartbeating && n.lease != nil
 			n.heartbeating = n.heartbeating || restart
+			registered := n.registered
 			n.mu.Unlock()
 			if restart {
 				f.sched.Now(priorityHeartbeat, n.renewLease)
 			}
-			f.sched.Now(priorityBackground, func(ctx context.Context) {
-				if err := n.patchStatus(ctx); err != nil {
-					f.metrics.apiError(err)
-				}
-			})
+			if registered {
+				f.sched.Now(priorityBackground, func(ctx context.Context) {
+					if err := n.patchStatus(ctx); err != nil {
+						f.metrics.apiError(err)
+					}
+				})
+			}
 		}
 	}
 }
@@ -309,7 +354,9 @@ func (f *Fleet) deleteNodes() error {
 
 // snapshot summarises the nodes' state for metrics and the status endpoint.
 type fleetSnapshot struct {
-	registered, leased, ready, failed, pods int
+	// started: registered at least once; deleted: its Node deleted since;
+	// awaitingLease: started, not deleted, no Lease yet.
+	started, registered, deleted, leased, awaitingLease, ready, failed, pods int
 	// maxLeaseAge is the oldest heartbeat of the nodes that have one and
 	// whose heartbeats run.
 	maxLeaseAge time.Duration
@@ -320,6 +367,14 @@ func (f *Fleet) snapshot() fleetSnapshot {
 	now := time.Now()
 	for _, n := range f.nodes {
 		n.mu.Lock()
+		if n.started {
+			s.started++
+			if n.deleted {
+				s.deleted++
+			} else if n.lease == nil {
+				s.awaitingLease++
+			}
+		}
 		if n.registered {
 			s.registered++
 			if n.lease != nil {
@@ -343,7 +398,7 @@ func (f *Fleet) snapshot() fleetSnapshot {
 }
 
 // startupOver reports whether the start-up burst is done: every node
-// registered with its Lease, no start-up step, registration, watch start or
+// registered, with its Lease unless its Node was deleted since, no start-up step, registration, watch start or
 // start-up event waiting, and no watch request waiting for its answer.
 func (f *Fleet) startupOver() bool {
 	pending := f.sched.Pending()
@@ -352,7 +407,7 @@ func (f *Fleet) startupOver() bool {
 		return false
 	}
 	s := f.snapshot()
-	return s.registered == len(f.nodes) && s.leased == len(f.nodes)
+	return s.started == len(f.nodes) && s.awaitingLease == 0
 }
 
 // renewInterval is the kubelet's: a quarter of the lease duration, plus up

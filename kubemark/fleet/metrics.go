@@ -81,6 +81,8 @@ func newMetrics(f *Fleet) *metrics {
 			func() float64 { return float64(len(f.nodes)) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "nodes_ready", Help: "Nodes registered, posting Ready, with a heartbeat (Lease renewal or status) within the lease duration and heartbeats not stopped."},
 			func() float64 { return float64(f.snapshot().ready) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "nodes_deleted", Help: "Nodes whose Node was deleted while the fleet ran: as v1.37 kubelets, they register again only when the fleet restarts."},
+			func() float64 { return float64(f.snapshot().deleted) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "nodes_failed", Help: "Nodes whose heartbeats are stopped by fault injection."},
 			func() float64 { return float64(f.snapshot().failed) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "lease_age_max_seconds", Help: "Oldest heartbeat (Lease renewal or status) among registered, healthy nodes."},

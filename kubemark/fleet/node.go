@@ -48,10 +48,12 @@ type node struct {
 	uid        types.UID
 	registered bool
 	// started: the node's status reports and watches run; heartbeating: its
-	// lease renewals run (a renewal is due or running). A node that registers
-	// again after its Node was deleted keeps both.
+	// lease renewals run (a renewal is due or running).
 	started      bool
 	heartbeating bool
+	// deleted: its Node was deleted while the fleet ran. A v1.37 kubelet does
+	// not register again until it restarts (kubernetes/kubernetes#71398).
+	deleted bool
 	// csiNodeReady: the node's CSINode is there. A kubelet posts Ready=False
 	// until then; light nodes have none and are Ready from the start.
 	csiNodeReady bool
@@ -239,8 +241,9 @@ func ownerRefs(nodeName string, nodeUID types.UID) []metav1.OwnerReference {
 func (n *node) renewLease(ctx context.Context) {
 	f := n.fleet
 	n.mu.Lock()
-	if n.failed {
-		// Stopped; resuming the node's heartbeats starts them again.
+	if n.failed || (n.deleted && f.cfg.Profile == ProfileLight) {
+		// Stopped: resuming the node's heartbeats starts them again; a light
+		// node whose Node is gone stops for good, as KWOK's do.
 		n.heartbeating = false
 		n.mu.Unlock()
 		return
@@ -252,6 +255,17 @@ func (n *node) renewLease(ctx context.Context) {
 	start := time.Now()
 	updated := &coordinationv1.Lease{}
 	err := n.client.Put().AbsPath(leasesPath, n.name).Body(lease).Do(ctx).Into(updated)
+	if apierrors.IsNotFound(err) && f.cfg.Profile == ProfileKubelet {
+		// Gone, with its Node or by itself: the kubelet's lease controller
+		// starts over, reading its Lease and, for the owner, its Node.
+		f.metrics.leaseRenewals.WithLabelValues("conflict").Inc()
+		n.mu.Lock()
+		n.lease = nil
+		n.heartbeating = false
+		n.mu.Unlock()
+		f.sched.Now(priorityStartup, n.startLease)
+		return
+	}
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		// Someone else wrote it (or deleted it): read it back, as the kubelet does.
 		f.metrics.leaseRenewals.WithLabelValues("conflict").Inc()
@@ -304,9 +318,9 @@ func (n *node) ensureLeaseAfterConflict(ctx context.Context) {
 func (n *node) reportStatus(ctx context.Context) {
 	f := n.fleet
 	n.mu.Lock()
-	failed := n.failed
+	report := !n.failed && n.registered
 	n.mu.Unlock()
-	if !failed {
+	if report {
 		if err := n.patchStatus(ctx); err != nil && ctx.Err() == nil {
 			f.metrics.apiError(err)
 			f.sched.After(f.backoff(1), priorityBackground, n.reportStatus)

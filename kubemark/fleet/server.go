@@ -19,8 +19,8 @@ import (
 // Serve runs the fleet's HTTP endpoints on addr until ctx ends:
 //
 //	GET  /metrics                     Prometheus metrics
-//	GET  /healthz                     ok once every node is registered
-//	GET  /status                      JSON summary: nodes registered, with a Lease, ready, failed; pods
+//	GET  /healthz                     ok once every node has registered
+//	GET  /status                      JSON summary: nodes registered, with a Lease, ready, failed, deleted; pods
 //	POST /fail?fraction=0.1           stop the heartbeats of a fraction of the nodes
 //	POST /fail?nodes=a,b              ... or of the named nodes
 //	POST /recover[?nodes=a,b]         resume heartbeats (all nodes without ?nodes)
@@ -37,8 +37,8 @@ func (f *Fleet) Serve(ctx context.Context, addr string) (net.Addr, error) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(f.metrics.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		s := f.snapshot()
-		if s.registered < len(f.nodes) {
-			http.Error(w, fmt.Sprintf("registered %d/%d", s.registered, len(f.nodes)), http.StatusServiceUnavailable)
+		if s.started < len(f.nodes) {
+			http.Error(w, fmt.Sprintf("registered %d/%d", s.started, len(f.nodes)), http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ok")
@@ -46,7 +46,7 @@ func (f *Fleet) Serve(ctx context.Context, addr string) (net.Addr, error) {
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		s := f.snapshot()
 		writeJSON(w, map[string]any{
-			"nodes": len(f.nodes), "registered": s.registered, "leased": s.leased, "ready": s.ready, "failed": s.failed,
+			"nodes": len(f.nodes), "registered": s.registered, "leased": s.leased, "ready": s.ready, "failed": s.failed, "deleted": s.deleted,
 			"pods": s.pods, "maxLeaseAgeSeconds": s.maxLeaseAge.Seconds(),
 		})
 	})

@@ -123,6 +123,10 @@ func (a *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusOK, a.lease)
 	case path == leasesPath && r.Method == http.MethodPost,
 		path == leasesPath+"/hollow-node-0" && r.Method == http.MethodPut:
+		if r.Method == http.MethodPut && a.lease == nil {
+			status(http.StatusNotFound, metav1.StatusReasonNotFound)
+			return
+		}
 		lease := &coordinationv1.Lease{}
 		if decode(lease) {
 			a.lease = lease
@@ -373,5 +377,53 @@ func TestKubeletStartupAdopts(t *testing.T) {
 	}
 	if n, _, _ := api.count("POST /api/v1/nodes"); n != 1 {
 		t.Errorf("%d registrations, want 1 (answered AlreadyExists)", n)
+	}
+}
+
+// TestDeletedNodeCalls checks what a kubelet-profile node sends once its Node
+// and Lease are gone, as a v1.37 kubelet: per status update round four reads
+// of the Node; for the Lease a failed renewal, then a read of the Lease and
+// of the Node for the owner — and no registration, no Lease made.
+func TestDeletedNodeCalls(t *testing.T) {
+	api := &fakeAPI{events: map[string]*v1.Event{}}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	f := newTestFleet(t, srv.URL, func(c *Config) { c.Nodes = 1 })
+	client, err := f.clients.shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := f.nodes[0]
+	n.client = client
+	n.started, n.deleted, n.heartbeating = true, true, true
+	n.lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: n.name, Namespace: leaseNamespace}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.sched.Run(ctx, 4)
+	}()
+	f.sched.Now(priorityHeartbeat, n.renewLease)
+	f.sched.Now(priorityBackground, n.readDeletedNode)
+	time.Sleep(500 * time.Millisecond) // one round of each; the next are 10 s away
+	cancel()
+	<-done
+
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	got := map[string]int{}
+	for _, c := range api.calls {
+		got[c.call]++
+	}
+	want := map[string]int{
+		"PUT " + leasesPath + "/hollow-node-0": 1,
+		"GET " + leasesPath + "/hollow-node-0": 1,
+		"GET /api/v1/nodes/hollow-node-0":      1 + nodeStatusUpdateRetry - 1,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("calls %v, want %v", got, want)
+	}
+	if n.lease != nil || n.heartbeating {
+		t.Errorf("after its Lease was found gone: lease %v, heartbeating %v; want none until it is made again", n.lease, n.heartbeating)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
@@ -351,72 +351,67 @@ func fieldNames(t *testing.T, obj any, path ...string) []string {
 	return slices.Sorted(maps.Keys(m))
 }
 
-// A kubelet whose Node is deleted registers it again; it does not start a
-// second set of heartbeats and watches.
-func TestFleetNodeDeletedRegistersAgain(t *testing.T) {
-	c, f := sharedFleet(t)
-	ctx := context.Background()
-	const name = "fleet-11"
-	waitFleetMetric(ctx, t, f, "kscale_fleet_watches", nil, 6*fleetNodes)
-	old, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
+// A v1.37 kubelet whose Node is deleted does not register it again until it
+// restarts (kubernetes/kubernetes#71398): neither does a fleet node. Its
+// Lease goes with the Node and is not made again, the other nodes carry on,
+// and the restarted fleet registers it.
+func TestFleetNodeDeletedStaysDeleted(t *testing.T) {
+	c, _ := sharedCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	const nodes, name = 3, "deleted-1"
+	f := startTestFleet(ctx, t, c, FleetOptions{Group: "deleted", Nodes: nodes})
+	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=deleted", nodes, nil); err != nil {
 		t.Fatal(err)
+	}
+	leases := c.Client.CoordinationV1().Leases("kube-node-lease")
+	// The Lease comes one renew interval after the Node.
+	if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := leases.Get(ctx, name, metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("no Lease for %s: %v", name, err)
 	}
 	if err := c.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var node *v1.Node
-	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		node, err = c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		return err == nil && node.UID != old.UID && NodeReady(node), nil
+	waitFleetMetric(ctx, t, f, "kscale_fleet_nodes_deleted", nil, 1)
+	if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := leases.Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
 	}); err != nil {
-		t.Fatalf("%s was not registered again: %v", name, err)
+		t.Fatalf("the Lease of the deleted Node %s was not collected: %v", name, err)
 	}
-
-	// Over 25 s one heartbeat loop renews the Lease 2 or 3 times (every
-	// 10 s); a second loop would double that.
-	lease := func() *metav1.ObjectMeta {
-		var l *metav1.ObjectMeta
-		_ = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			got, err := c.Client.CoordinationV1().Leases("kube-node-lease").Get(ctx, name, metav1.GetOptions{})
-			if err == nil {
-				l = &got.ObjectMeta
-			}
-			return err == nil, nil
-		})
-		if l == nil {
-			t.Fatalf("no Lease for %s", name)
-		}
-		return l
+	// Three lease renew intervals later: still no Node and no Lease; the
+	// others Ready.
+	time.Sleep(30 * time.Second)
+	if _, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("%s: %v, want it to stay deleted", name, err)
 	}
-	// The garbage collector may have taken the old Lease: lease() waits for one.
-	w, err := c.Client.CoordinationV1().Leases("kube-node-lease").Watch(ctx, metav1.ListOptions{
-		FieldSelector: "metadata.name=" + name, ResourceVersion: lease().ResourceVersion,
-	})
+	if _, err := leases.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Lease %s: %v, want none without its Node", name, err)
+	}
+	list, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: HollowLabel + "=deleted"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop()
-	renewals := 0
-	timeout := time.After(25 * time.Second)
-	for done := false; !done; {
-		select {
-		case <-timeout:
-			done = true
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				t.Fatal("the Lease watch ended early")
-			}
-			if ev.Type == watch.Modified {
-				renewals++
-			}
+	if len(list.Items) != nodes-1 {
+		t.Errorf("%d nodes left, want %d", len(list.Items), nodes-1)
+	}
+	for i := range list.Items {
+		if !NodeReady(&list.Items[i]) {
+			t.Errorf("%s not Ready", list.Items[i].Name)
 		}
 	}
-	if renewals < 2 || renewals > 3 {
-		t.Errorf("%s renewed its Lease %d times in 25 s, want 2 or 3 (every 10 s)", name, renewals)
+
+	if err := f.Kill(); err != nil {
+		t.Fatal(err)
 	}
-	if n := fleetMetric(t, f, "kscale_fleet_watches", nil); n != 6*fleetNodes {
-		t.Errorf("%v watches open after the node registered again, want %d", n, 6*fleetNodes)
+	if err := f.Restart(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=deleted", nodes, nil); err != nil {
+		t.Fatalf("after a restart: %v", err)
 	}
 }
 
