@@ -241,9 +241,10 @@ func ownerRefs(nodeName string, nodeUID types.UID) []metav1.OwnerReference {
 func (n *node) renewLease(ctx context.Context) {
 	f := n.fleet
 	n.mu.Lock()
-	if n.failed || (n.deleted && f.cfg.Profile == ProfileLight) {
-		// Stopped: resuming the node's heartbeats starts them again; a light
-		// node whose Node is gone stops for good, as KWOK's do.
+	if n.failed || n.lease == nil || (n.deleted && f.cfg.Profile == ProfileLight) {
+		// Stopped: resuming the node's heartbeats, or a Lease made again,
+		// starts them again; a light node whose Node is gone stops for good,
+		// as KWOK's do.
 		n.heartbeating = false
 		n.mu.Unlock()
 		return
