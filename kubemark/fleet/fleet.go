@@ -233,9 +233,31 @@ func (n *node) observeNode(t watch.EventType, o runtime.Object) {
 	if n.deleted {
 		n.deleted = false
 		n.registered = true
+		n.imagesSent = 0
+		n.fleet.sched.Now(priorityBackground, n.takeOverNode)
 	}
 	n.uid = nd.UID
 	n.setPodCIDR(nd.Spec.PodCIDR)
+}
+
+// takeOverNode makes a Node of the node's name that someone else made again
+// while the fleet ran its own. The kubelet's next status update finds it
+// and patches in the whole status it lacks; a light node, whose heartbeats
+// stopped with its Node, renews its Lease again, as KWOK heartbeats any Node
+// it manages. A kubelet-profile node's lease start, running since its Lease
+// was gone, finds the Node by itself.
+func (n *node) takeOverNode(ctx context.Context) {
+	f := n.fleet
+	if err := n.sendStatus(ctx, true); err != nil {
+		if ctx.Err() == nil {
+			f.metrics.apiError(err)
+			f.sched.After(f.backoff(1), priorityBackground, n.takeOverNode)
+		}
+		return
+	}
+	if f.cfg.Profile == ProfileLight {
+		n.ensureLease(ctx)
+	}
 }
 
 // The kubelet's node status update: every nodeStatusUpdateFrequency, with
@@ -398,8 +420,9 @@ func (f *Fleet) snapshot() fleetSnapshot {
 }
 
 // startupOver reports whether the start-up burst is done: every node
-// registered, with its Lease unless its Node was deleted since, no start-up step, registration, watch start or
-// start-up event waiting, and no watch request waiting for its answer.
+// registered, with its Lease unless its Node was deleted since; no start-up
+// step, registration, watch start or start-up event waiting; and no watch
+// request waiting for its answer.
 func (f *Fleet) startupOver() bool {
 	pending := f.sched.Pending()
 	if pending[priorityStartup] != 0 || pending[priorityBackground] != 0 || pending[priorityEvents] != 0 ||

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
@@ -425,5 +426,95 @@ func TestDeletedNodeCalls(t *testing.T) {
 	}
 	if n.lease != nil || n.heartbeating {
 		t.Errorf("after its Lease was found gone: lease %v, heartbeating %v; want none until it is made again", n.lease, n.heartbeating)
+	}
+}
+
+// TestTakeOverNode checks what a node does when its Node, deleted while the
+// fleet runs, is made again by someone else: it patches in its whole status
+// and, in the light profile, heartbeats again with a Lease owned by the new
+// Node.
+func TestTakeOverNode(t *testing.T) {
+	for _, profile := range []string{ProfileKubelet, ProfileLight} {
+		t.Run(profile, func(t *testing.T) {
+			api := &fakeAPI{events: map[string]*v1.Event{}}
+			srv := httptest.NewServer(api)
+			defer srv.Close()
+			f := newTestFleet(t, srv.URL, func(c *Config) {
+				c.Nodes = 1
+				c.Profile = profile
+				c.DeclaredFeatures = []string{"FeatureA"}
+			})
+			client, err := f.clients.shared()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			f.watchCtx = ctx
+			n := f.nodes[0]
+			n.client = client
+			n.started, n.registered, n.heartbeating, n.uid = true, true, true, "old-uid"
+			n.lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: n.name, Namespace: leaseNamespace}}
+
+			n.observeNode(watch.Deleted, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, UID: "old-uid"}})
+			if profile == ProfileLight {
+				n.renewLease(ctx) // stops: a light node's heartbeats end with its Node
+				if n.heartbeating || len(api.calls) != 0 {
+					t.Fatalf("light node renewing without its Node: heartbeating %v, calls %v", n.heartbeating, api.calls)
+				}
+			}
+			if !n.deleted || n.registered {
+				t.Fatalf("after its Node was deleted: deleted %v, registered %v", n.deleted, n.registered)
+			}
+
+			made := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, UID: "new-uid"}}
+			api.mu.Lock()
+			api.node = made.DeepCopy()
+			api.mu.Unlock()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				f.sched.Run(ctx, 2)
+			}()
+			n.observeNode(watch.Added, made)
+			time.Sleep(300 * time.Millisecond) // the takeover's calls; renewals are 10 s away
+			cancel()
+			<-done
+
+			api.mu.Lock()
+			defer api.mu.Unlock()
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			if n.deleted || !n.registered || n.uid != "new-uid" {
+				t.Errorf("after the Node was made again: deleted %v, registered %v, uid %s", n.deleted, n.registered, n.uid)
+			}
+			patches, _, last := api.count("PATCH /api/v1/nodes/hollow-node-0/status")
+			if patches != 1 {
+				t.Fatalf("status patches %d, want 1; calls %v", patches, api.calls)
+			}
+			var patch struct{ Status v1.NodeStatus }
+			if err := json.Unmarshal(api.calls[last].body, &patch); err != nil {
+				t.Fatal(err)
+			}
+			if s := patch.Status; len(s.Conditions) != 4 || len(s.Addresses) != 2 || s.NodeInfo.KubeletVersion == "" ||
+				len(s.Capacity) == 0 || len(s.Allocatable) == 0 || fmt.Sprint(s.DeclaredFeatures) != "[FeatureA]" {
+				t.Errorf("status patch is not the whole status: %s", api.calls[last].body)
+			}
+			leaseCalls, _, _ := api.count("GET " + leasesPath)
+			switch profile {
+			case ProfileLight:
+				if api.lease == nil || len(api.lease.OwnerReferences) != 1 || api.lease.OwnerReferences[0].UID != "new-uid" {
+					t.Errorf("light node's Lease %+v, want one owned by the new Node", api.lease)
+				}
+				if !n.heartbeating || n.lease == nil {
+					t.Errorf("light node not heartbeating again: heartbeating %v, lease %v", n.heartbeating, n.lease)
+				}
+			case ProfileKubelet:
+				// Its lease start, not started in this test, makes the Lease.
+				if leaseCalls != 0 || api.lease != nil {
+					t.Errorf("kubelet-profile takeover touched the Lease: %v", api.calls)
+				}
+			}
+		})
 	}
 }
