@@ -91,7 +91,35 @@ func (f *Fleet) start(c *Cluster) error {
 	}
 	p.Node, p.Morph = f.Options.NamePrefix+"*", "fleet"
 	f.HollowProcess = p
-	return nil
+	return f.waitServing(fleetServingTimeout)
+}
+
+// fleetServingTimeout bounds the wait for a started fleet's endpoint; the
+// fleet serves it within milliseconds of starting.
+const fleetServingTimeout = 30 * time.Second
+
+// waitServing waits until the fleet answers on its endpoint. From then on it
+// handles SIGTERM: a Stop right after a start (a restarted fleet finds its
+// Nodes already Ready) would otherwise end it before it could delete them.
+func (f *Fleet) waitServing(timeout time.Duration) error {
+	deadline := time.After(timeout)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	client := &http.Client{Timeout: time.Second}
+	for {
+		if resp, err := client.Get(f.Endpoint + "/healthz"); err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		select {
+		case <-f.exited:
+			return fmt.Errorf("fleet %s exited before serving %s: %v (log %s)", f.Options.Group, f.Endpoint, f.err, f.LogFile)
+		case <-deadline:
+			_ = f.Kill()
+			return fmt.Errorf("fleet %s did not serve %s within %s (log %s)", f.Options.Group, f.Endpoint, timeout, f.LogFile)
+		case <-tick.C:
+		}
+	}
 }
 
 // Restart starts the same fleet again after it exited (see Kill).

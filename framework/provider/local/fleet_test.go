@@ -353,56 +353,77 @@ func fieldNames(t *testing.T, obj any, path ...string) []string {
 
 // A v1.37 kubelet whose Node is deleted does not register it again until it
 // restarts (kubernetes/kubernetes#71398): neither does a fleet node. Its
-// Lease goes with the Node and is not made again, the other nodes carry on,
-// and the restarted fleet registers it.
+// Lease goes with the Node and is not made again, and the other nodes carry
+// on. A Node of its name that someone else makes is taken over as the
+// kubelet takes it over; the others register again when the fleet restarts.
 func TestFleetNodeDeletedStaysDeleted(t *testing.T) {
 	c, _ := sharedCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	const nodes, name = 3, "deleted-1"
+	const nodes, gone, madeAgain = 3, "deleted-1", "deleted-2"
 	f := startTestFleet(ctx, t, c, FleetOptions{Group: "deleted", Nodes: nodes})
 	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=deleted", nodes, nil); err != nil {
 		t.Fatal(err)
 	}
 	leases := c.Client.CoordinationV1().Leases("kube-node-lease")
-	// The Lease comes one renew interval after the Node.
-	if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := leases.Get(ctx, name, metav1.GetOptions{})
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("no Lease for %s: %v", name, err)
+	for _, name := range []string{gone, madeAgain} {
+		// The Lease comes one renew interval after the Node.
+		if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := leases.Get(ctx, name, metav1.GetOptions{})
+			return err == nil, nil
+		}); err != nil {
+			t.Fatalf("no Lease for %s: %v", name, err)
+		}
+		if err := c.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := c.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitFleetMetric(ctx, t, f, "kscale_fleet_nodes_deleted", nil, 1)
-	if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := leases.Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	}); err != nil {
-		t.Fatalf("the Lease of the deleted Node %s was not collected: %v", name, err)
+	waitFleetMetric(ctx, t, f, "kscale_fleet_nodes_deleted", nil, 2)
+	for _, name := range []string{gone, madeAgain} {
+		if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := leases.Get(ctx, name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		}); err != nil {
+			t.Fatalf("the Lease of the deleted Node %s was not collected: %v", name, err)
+		}
 	}
 	// Three lease renew intervals later: still no Node and no Lease; the
-	// others Ready.
+	// other node Ready.
 	time.Sleep(30 * time.Second)
-	if _, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("%s: %v, want it to stay deleted", name, err)
-	}
-	if _, err := leases.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("Lease %s: %v, want none without its Node", name, err)
+	for _, name := range []string{gone, madeAgain} {
+		if _, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%s: %v, want it to stay deleted", name, err)
+		}
+		if _, err := leases.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("Lease %s: %v, want none without its Node", name, err)
+		}
 	}
 	list, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: HollowLabel + "=deleted"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Items) != nodes-1 {
-		t.Errorf("%d nodes left, want %d", len(list.Items), nodes-1)
+	if len(list.Items) != 1 || list.Items[0].Name != "deleted-0" || !NodeReady(&list.Items[0]) {
+		t.Errorf("%d nodes left, want deleted-0 alone and Ready", len(list.Items))
 	}
-	for i := range list.Items {
-		if !NodeReady(&list.Items[i]) {
-			t.Errorf("%s not Ready", list.Items[i].Name)
-		}
+
+	// A bare Node made by someone else: taken over, its status patched in,
+	// a Lease owned by it.
+	made, err := c.Client.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{
+		Name: madeAgain, Labels: map[string]string{HollowLabel: "deleted"},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
+	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=deleted", nodes-1, nil); err != nil {
+		t.Fatalf("Node made again: %v", err)
+	}
+	if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		lease, err := leases.Get(ctx, madeAgain, metav1.GetOptions{})
+		return err == nil && len(lease.OwnerReferences) == 1 && lease.OwnerReferences[0].UID == made.UID, nil
+	}); err != nil {
+		t.Fatalf("no Lease owned by the Node made again: %v", err)
+	}
+	waitFleetMetric(ctx, t, f, "kscale_fleet_nodes_deleted", nil, 1)
 
 	if err := f.Kill(); err != nil {
 		t.Fatal(err)
