@@ -240,12 +240,12 @@ func (n *node) observeNode(t watch.EventType, o runtime.Object) {
 	n.setPodCIDR(nd.Spec.PodCIDR)
 }
 
-// takeOverNode makes a Node of the node's name that someone else made again
-// while the fleet ran its own. The kubelet's next status update finds it
-// and patches in the whole status it lacks; a light node, whose heartbeats
+// takeOverNode adopts a Node of the node's name that someone else made after
+// the node's own was deleted. The kubelet's next status update finds it and
+// patches in the whole status it lacks; a light node, whose heartbeats
 // stopped with its Node, renews its Lease again, as KWOK heartbeats any Node
-// it manages. A kubelet-profile node's lease start, running since its Lease
-// was gone, finds the Node by itself.
+// it manages. A kubelet-profile node's lease start, retrying since its Lease
+// went, finds the new Node by itself.
 func (n *node) takeOverNode(ctx context.Context) {
 	f := n.fleet
 	if err := n.sendStatus(ctx, true); err != nil {
