@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/kscale/kscale/controlplane/freeport"
 	"github.com/kscale/kscale/framework/binaries"
 )
@@ -74,13 +76,13 @@ func (c *Cluster) StartFleet(ctx context.Context, opts FleetOptions) (*Fleet, er
 	}
 	args = append(args, opts.ExtraArgs...)
 	f := &Fleet{Options: opts, Endpoint: "http://" + endpoint, binary: kubemark, args: args}
-	if err := f.start(c); err != nil {
+	if err := f.start(ctx, c); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-func (f *Fleet) start(c *Cluster) error {
+func (f *Fleet) start(ctx context.Context, c *Cluster) error {
 	logs := filepath.Join(c.Dir.Path(), "nodes")
 	if err := os.MkdirAll(logs, 0o700); err != nil {
 		return fmt.Errorf("creating the folder of hollow-node logs: %w", err)
@@ -91,7 +93,7 @@ func (f *Fleet) start(c *Cluster) error {
 	}
 	p.Node, p.Morph = f.Options.NamePrefix+"*", "fleet"
 	f.HollowProcess = p
-	return f.waitServing(fleetServingTimeout)
+	return f.waitServing(ctx, fleetServingTimeout)
 }
 
 // fleetServingTimeout bounds the wait for a started fleet's endpoint; the
@@ -101,35 +103,44 @@ const fleetServingTimeout = 30 * time.Second
 // waitServing waits until the fleet answers on its endpoint. From then on it
 // handles SIGTERM: a Stop right after a start (a restarted fleet finds its
 // Nodes already Ready) would otherwise end it before it could delete them.
-func (f *Fleet) waitServing(timeout time.Duration) error {
-	deadline := time.After(timeout)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	client := &http.Client{Timeout: time.Second}
-	for {
-		if resp, err := client.Get(f.Endpoint + "/healthz"); err == nil {
-			resp.Body.Close()
-			return nil
-		}
+func (f *Fleet) waitServing(ctx context.Context, timeout time.Duration) error {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		select {
 		case <-f.exited:
-			return fmt.Errorf("fleet %s exited before serving %s: %v (log %s)", f.Options.Group, f.Endpoint, f.err, f.LogFile)
-		case <-deadline:
-			_ = f.Kill()
-			return fmt.Errorf("fleet %s did not serve %s within %s (log %s)", f.Options.Group, f.Endpoint, timeout, f.LogFile)
-		case <-tick.C:
+			return false, fmt.Errorf("fleet %s exited before serving %s: %v (log %s)", f.Options.Group, f.Endpoint, f.err, f.LogFile)
+		default:
 		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.Endpoint+"/healthz", nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, nil // not listening yet
+		}
+		resp.Body.Close()
+		return true, nil
+	})
+	if err == nil {
+		return nil
+	}
+	select {
+	case <-f.exited:
+		return err
+	default:
+		_ = f.Kill()
+		return fmt.Errorf("waiting for fleet %s to serve %s (log %s): %w", f.Options.Group, f.Endpoint, f.LogFile, err)
 	}
 }
 
 // Restart starts the same fleet again after it exited (see Kill).
-func (f *Fleet) Restart(c *Cluster) error {
+func (f *Fleet) Restart(ctx context.Context, c *Cluster) error {
 	select {
 	case <-f.exited:
 	default:
 		return fmt.Errorf("fleet %s still running", f.Options.Group)
 	}
-	return f.start(c)
+	return f.start(ctx, c)
 }
 
 // Stop sends SIGTERM and waits for the fleet to exit (killing it after 30 s).

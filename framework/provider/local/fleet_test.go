@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -366,26 +367,24 @@ func TestFleetNodeDeletedStaysDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	leases := c.Client.CoordinationV1().Leases("kube-node-lease")
+	waitLease := func(name, want string, done func(*coordinationv1.Lease, error) bool) {
+		t.Helper()
+		if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+			return done(leases.Get(ctx, name, metav1.GetOptions{})), nil
+		}); err != nil {
+			t.Fatalf("Lease %s: not %s: %v", name, want, err)
+		}
+	}
 	for _, name := range []string{gone, madeAgain} {
 		// The Lease comes one renew interval after the Node.
-		if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-			_, err := leases.Get(ctx, name, metav1.GetOptions{})
-			return err == nil, nil
-		}); err != nil {
-			t.Fatalf("no Lease for %s: %v", name, err)
-		}
+		waitLease(name, "made", func(_ *coordinationv1.Lease, err error) bool { return err == nil })
 		if err := c.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	waitFleetMetric(ctx, t, f, "kscale_fleet_nodes_deleted", nil, 2)
 	for _, name := range []string{gone, madeAgain} {
-		if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-			_, err := leases.Get(ctx, name, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), nil
-		}); err != nil {
-			t.Fatalf("the Lease of the deleted Node %s was not collected: %v", name, err)
-		}
+		waitLease(name, "collected with its deleted Node", func(_ *coordinationv1.Lease, err error) bool { return apierrors.IsNotFound(err) })
 	}
 	// Three lease renew intervals later: still no Node and no Lease; the
 	// other node Ready.
@@ -417,18 +416,15 @@ func TestFleetNodeDeletedStaysDeleted(t *testing.T) {
 	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=deleted", nodes-1, nil); err != nil {
 		t.Fatalf("Node made again: %v", err)
 	}
-	if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		lease, err := leases.Get(ctx, madeAgain, metav1.GetOptions{})
-		return err == nil && len(lease.OwnerReferences) == 1 && lease.OwnerReferences[0].UID == made.UID, nil
-	}); err != nil {
-		t.Fatalf("no Lease owned by the Node made again: %v", err)
-	}
+	waitLease(madeAgain, "owned by the Node made again", func(lease *coordinationv1.Lease, err error) bool {
+		return err == nil && len(lease.OwnerReferences) == 1 && lease.OwnerReferences[0].UID == made.UID
+	})
 	waitFleetMetric(ctx, t, f, "kscale_fleet_nodes_deleted", nil, 1)
 
 	if err := f.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Restart(c); err != nil {
+	if err := f.Restart(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=deleted", nodes, nil); err != nil {
@@ -693,7 +689,7 @@ func TestFleetRestartAdoptsNodesAndPods(t *testing.T) {
 	if err := f.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Restart(c); err != nil {
+	if err := f.Restart(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	waitFleetMetric(ctx, t, f, "kscale_fleet_node_registrations_total", nil, nodes)
