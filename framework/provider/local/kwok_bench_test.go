@@ -59,19 +59,25 @@ func kwokBinary(b *testing.B) string {
 // caught up, the idle cost of the simulator and the control plane and the
 // calls the apiserver served. The two run four times each in the order
 // fleet, KWOK, KWOK, fleet, KWOK, fleet, fleet, KWOK, so that neither is
-// favoured by its place on a drifting machine; each simulator's figures are
-// the mean of its four runs. KWOK's Nodes are created as `kwokctl scale node`
-// creates them. A last KWOK run with Nodes that also declare the features a
-// v1.37 kubelet declares, as the fleet's do, tells how much of a difference
-// is that list. (Passes 8–11 ended with a run of Nodes created bare —
-// metadata, spec and addresses only — instead: the benchmark as of f276c74.) With KSCALE_BENCH_PROFILES set to a
-// folder, CPU and heap profiles of the apiserver and the controller-manager
-// over each window are written there.
+// favoured by its place on a drifting machine, and every figure is compared
+// over the four runs of each: their means and the Mann–Whitney p-value
+// (results.comparison).
+//
+// KWOK's Nodes are created as `kwokctl scale node` creates them, with the
+// status.declaredFeatures a v1.37 kubelet's Node carries, as the fleet's do:
+// the scheduler places on a Node only the pods whose features it declares,
+// so without them KWOK's nodes would do less than a v1.37 node (and the
+// control plane would hold less). A last run is a control with Nodes exactly
+// as kwokctl makes them. (Passes 8–12 compared against kwokctl's Nodes and
+// ran the declaring Nodes — pass 12 — or bare ones as the control: the
+// benchmark as of afae872.) With KSCALE_BENCH_PROFILES set to a folder, CPU
+// and heap profiles of the apiserver and the controller-manager over each
+// window are written there.
 func BenchmarkFleetLight5000VsKWOK(b *testing.B) {
 	kwok := kwokBinary(b) // built before anything is measured
 	runs := map[string][]simulatorRun{}
-	kwokRuns := map[string]nodeBirth{"kwok": bornAsKwokctl, "kwok-born-declaring": bornDeclaring}
-	order := []string{"fleet-light", "kwok", "kwok", "fleet-light", "kwok", "fleet-light", "fleet-light", "kwok", "kwok-born-declaring"}
+	kwokRuns := map[string]nodeBirth{"kwok-declaring": bornDeclaring, "kwok-kwokctl": bornAsKwokctl}
+	order := []string{"fleet-light", "kwok-declaring", "kwok-declaring", "fleet-light", "kwok-declaring", "fleet-light", "fleet-light", "kwok-declaring", "kwok-kwokctl"}
 	for i, sim := range order {
 		var r simulatorRun
 		if birth, ok := kwokRuns[sim]; ok {
@@ -91,6 +97,11 @@ func BenchmarkFleetLight5000VsKWOK(b *testing.B) {
 	for sim := range kwokRuns {
 		results[sim].(map[string]any)["version"] = kwokVersion
 	}
+	comparison := compareSimulators(runs["fleet-light"], runs["kwok-declaring"])
+	for _, f := range comparison {
+		b.Logf("%-42s fleet %10.3f  KWOK %10.3f  %+6.1f %%  p=%.3f  %s", f.Figure, f.Fleet, f.KWOK, f.DeltaPercent, f.P, f.Verdict)
+	}
+	results["comparison"] = comparison
 	writeBench(b, "fleet-light-5000-vs-kwok", results)
 }
 
