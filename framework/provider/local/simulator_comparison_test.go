@@ -29,8 +29,8 @@ type figureComparison struct {
 
 // Verdicts of a figureComparison.
 const (
-	atOrBelow       = "at or below"
-	notToldApart    = "above by the mean, not told apart"
+	atOrBelow         = "at or below"
+	notToldApart      = "above by the mean, not told apart"
 	aboveAndToldApart = "above"
 )
 
