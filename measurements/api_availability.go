@@ -12,7 +12,7 @@ import (
 	"github.com/kscale/kscale/framework/metrics"
 )
 
-func init() { Register("APIAvailability", func(string) Measurement { return &apiAvailability{} }) }
+func init() { Register("APIAvailability", SLO, func(string) Measurement { return &apiAvailability{} }) }
 
 // apiAvailability asks the apiserver's /readyz at a fixed frequency from
 // start to gather and reports the share of answers that were ok, and the

@@ -19,8 +19,8 @@ import (
 )
 
 func init() {
-	Register("APIResponsivenessPrometheus", func(string) Measurement { return newAPIResponsiveness(false) })
-	Register("APIResponsivenessPrometheusSimple", func(string) Measurement { return newAPIResponsiveness(true) })
+	Register("APIResponsivenessPrometheus", SLO, func(string) Measurement { return newAPIResponsiveness(false) })
+	Register("APIResponsivenessPrometheusSimple", SLO, func(string) Measurement { return newAPIResponsiveness(true) })
 }
 
 const (
@@ -369,13 +369,14 @@ func (a *apiResponsiveness) scrapeItems(ctx context.Context, env *Env) ([]apiCal
 		worst := a.trackers[key].Result()
 		items = append(items, apiCallItem{
 			Verb: v[0], Resource: v[1], Subresource: v[2], Scope: v[3],
-			Count:     int(math.Round(run.Count)),
-			Perc50:    run.Quantile(0.5),
-			Perc90:    run.Quantile(0.9),
-			Perc99:    run.Quantile(0.99),
-			Window99:  worst.Quantile,
-			WindowEnd: worst.End,
-			run:       run,
+			Count:       int(math.Round(run.Count)),
+			Perc50:      run.Quantile(0.5),
+			Perc90:      run.Quantile(0.9),
+			Perc99:      run.Quantile(0.99),
+			Window99:    worst.Quantile,
+			WindowStart: worst.Start,
+			WindowEnd:   worst.End,
+			run:         run,
 		})
 	}
 	return items, a.metric, nil
@@ -392,9 +393,10 @@ type apiCallItem struct {
 	// Perc50, Perc90 and Perc99 are the quantiles of the whole run.
 	Perc50, Perc90, Perc99 float64
 	// Window99 is the worst 5-minute-window p99, the SLI; NaN when
-	// unknown. WindowEnd is when that window ended, zero when unknown.
-	Window99  float64
-	WindowEnd time.Time
+	// unknown. WindowStart and WindowEnd bound that window, zero when
+	// unknown (Prometheus answers the worst value, not when it was).
+	Window99               float64
+	WindowStart, WindowEnd time.Time
 	// run is the run's histogram, for SlowCount.
 	run metrics.Histogram
 }
@@ -571,6 +573,9 @@ func (a *apiResponsiveness) judge(cfg apiRespConfig, items []apiCallItem) ([]Sum
 	}
 	perf := &metrics.PerfData{Version: metrics.PerfDataVersion}
 	var bad []string
+	// worstBad is the violating item furthest over its threshold, whose
+	// window is the summary's violating window.
+	var worstBad *apiCallItem
 	calls, slow := 0, 0
 	for i := range items {
 		it := &items[i]
@@ -607,6 +612,9 @@ func (a *apiResponsiveness) judge(cfg apiRespConfig, items []apiCallItem) ([]Sum
 			klog.Warningf("APIResponsivenessPrometheus: %s: the worst window ended at %s", it.name(), it.WindowEnd.Format(time.RFC3339))
 		}
 		bad = append(bad, fmt.Sprintf("%s: p99 (%s) %s > %v", it.name(), what, apiRespSeconds(p99), threshold))
+		if worstBad == nil || p99/threshold.Seconds() > cfg.judged(worstBad)/cfg.threshold(worstBad).Seconds() {
+			worstBad = it
+		}
 	}
 
 	// The headline's worst item is the one nearest its threshold (or
@@ -633,6 +641,11 @@ func (a *apiResponsiveness) judge(cfg apiRespConfig, items []apiCallItem) ([]Sum
 	if !cfg.enableViolations {
 		// Listed for the reader, but the verdict stays pass.
 		return []Summary{s}, nil
+	}
+	// The simple method judges the whole run, whose span the Manager
+	// gives the summary; so does a window Prometheus did not place.
+	if worstBad != nil && !cfg.simple && !worstBad.WindowStart.IsZero() && !worstBad.WindowEnd.IsZero() {
+		s.Window = &TimeRange{Start: worstBad.WindowStart, End: worstBad.WindowEnd}
 	}
 	return []Summary{s}, violations(bad)
 }

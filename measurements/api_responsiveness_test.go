@@ -461,6 +461,12 @@ func TestAPIResponsivenessWorstWindow(t *testing.T) {
 			if math.Abs(item.Data["Perc99"]-wantWindow*1000) > 1e-6 || item.Labels["Count"] != "6000" || item.Labels["SlowCount"] != "30" {
 				t.Fatalf("item %+v, want Perc99 %v ms of 6000 calls, 30 slow", item, wantWindow*1000)
 			}
+			// The violating window is the item's worst window: the
+			// minutes of the slow calls.
+			t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+			if w := sums[0].Window; w == nil || !w.Start.Equal(t0.Add(10*time.Minute)) || !w.End.Equal(t0.Add(15*time.Minute)) {
+				t.Fatalf("summary window %+v, want 12:10-12:15", w)
+			}
 			// The tracker kept one window of scrapes, not the run's.
 			for _, tr := range a.trackers {
 				if r := tr.Result(); r.End.Sub(r.Start) != 5*time.Minute {

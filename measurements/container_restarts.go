@@ -16,7 +16,9 @@ import (
 	"github.com/kscale/kscale/framework/metrics"
 )
 
-func init() { Register("ContainerRestarts", func(string) Measurement { return &containerRestarts{} }) }
+func init() {
+	Register("ContainerRestarts", SLO, func(string) Measurement { return &containerRestarts{} })
+}
 
 // containerRestarts is ContainerRestarts: `start` records the restart
 // count of every container of the pods matching labelSelector (all pods by

@@ -8,7 +8,9 @@ import (
 	"github.com/kscale/kscale/framework/metrics"
 )
 
-func init() { Register("EtcdMetrics", func(string) Measurement { return &etcdMetrics{} }) }
+func init() {
+	Register("EtcdMetrics", Informational, func(string) Measurement { return &etcdMetrics{} })
+}
 
 // etcdMetrics reports how etcd's disk kept up with the run: the latency of
 // backend commits and WAL fsyncs between start and gather (the first thing

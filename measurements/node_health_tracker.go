@@ -16,7 +16,9 @@ import (
 	"github.com/kscale/kscale/framework/metrics"
 )
 
-func init() { Register("NodeHealthTracker", func(string) Measurement { return &nodeHealthTracker{} }) }
+func init() {
+	Register("NodeHealthTracker", SLO, func(string) Measurement { return &nodeHealthTracker{} })
+}
 
 // nodeHealthTracker is kscale's NodeHealthTracker: from `start` to
 // `gather` an informer on Nodes records every transition of a node's Ready

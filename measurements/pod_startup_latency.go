@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	Register(podStartupLatencyMethod, func(id string) Measurement { return &podStartupLatency{identifier: id} })
+	Register(podStartupLatencyMethod, SLO, func(id string) Measurement { return &podStartupLatency{identifier: id} })
 }
 
 const (
@@ -259,7 +259,9 @@ func (m *podStartupLatency) summarise(pods []podTimes, ignored int, limits podSt
 		notRunning := len(members) - len(measured)
 		switch {
 		case len(members) == 0:
-			s.Verdict, s.Reason = NotMeasured, fmt.Sprintf("no %s among the %d pods that matched %s", g.noun, len(live), m.sel)
+			// Nothing of this group existed: the all-pods summary judged
+			// every pod there was.
+			s.Verdict, s.Reason, s.Empty = NotMeasured, fmt.Sprintf("no %s among the %d pods that matched %s", g.noun, len(live), m.sel), true
 		case len(measured) == 0:
 			s.Verdict, s.Reason = NotMeasured, fmt.Sprintf("%d %s matched %s, none was running with all containers started at gather", len(members), g.noun, m.sel)
 			s.Headline = map[string]float64{"pods": 0, "pods not running": float64(notRunning)}

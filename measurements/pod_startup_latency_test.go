@@ -484,6 +484,9 @@ func TestPodStartupLatencyNotMeasured(t *testing.T) {
 		wantErr      string
 		wantVerdicts []Verdict
 		wantReasons  []string
+		// wantEmpty are the summaries whose group had no pod: not
+		// measured, but no SLO left unjudged.
+		wantEmpty []bool
 	}{
 		{
 			name:    "no pod created after the start",
@@ -494,12 +497,14 @@ func TestPodStartupLatencyNotMeasured(t *testing.T) {
 			pods: 2, wantErr: `2 pods matched namespace=ns-1 labelSelector="group=test", none was running`,
 			wantVerdicts: []Verdict{NotMeasured, NotMeasured, NotMeasured},
 			wantReasons:  []string{"none was running", "none was running", "no stateful pods among the 2 pods"},
+			wantEmpty:    []bool{false, false, true},
 		},
 		{
 			name: "only stateful pods: the stateless summary is not measured, the call passes",
 			pods: 2, run: true, stateful: true,
 			wantVerdicts: []Verdict{Pass, NotMeasured, Pass},
 			wantReasons:  []string{"", "no stateless pods among the 2 pods", ""},
+			wantEmpty:    []bool{false, true, false},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -543,6 +548,9 @@ func TestPodStartupLatencyNotMeasured(t *testing.T) {
 			for i, s := range summaries {
 				if s.Verdict != tc.wantVerdicts[i] || !strings.Contains(s.Reason, tc.wantReasons[i]) {
 					t.Errorf("summary %d %q: %s %q, want %s %q", i, s.Name, s.Verdict, s.Reason, tc.wantVerdicts[i], tc.wantReasons[i])
+				}
+				if s.Empty != tc.wantEmpty[i] {
+					t.Errorf("summary %d %q: empty %v, want %v", i, s.Name, s.Empty, tc.wantEmpty[i])
 				}
 			}
 			// Without an identifier the all-pods summary leaves its name to

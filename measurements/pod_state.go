@@ -254,6 +254,16 @@ func (t podTally) String(desired int) string {
 	if t.Running != t.RunningUpdated {
 		s += fmt.Sprintf(" (%d of an old template)", t.Running-t.RunningUpdated)
 	}
+	for _, d := range t.others() {
+		s += ", " + d
+	}
+	return s
+}
+
+// others counts the pods that are not running and ready, by state, the
+// states with none left out: "2 running but not ready", "1 pending".
+func (t podTally) others() []string {
+	var out []string
 	for _, c := range []struct {
 		n    int
 		what string
@@ -263,10 +273,20 @@ func (t podTally) String(desired int) string {
 		{t.Succeeded, "succeeded"}, {t.Failed, "failed"}, {t.Unknown, "in an unknown phase"},
 	} {
 		if c.n > 0 {
-			s += fmt.Sprintf(", %d %s", c.n, c.what)
+			out = append(out, fmt.Sprintf("%d %s", c.n, c.what))
 		}
 	}
-	return s
+	return out
+}
+
+// plus is the tally of both tallies' pods.
+func (t podTally) plus(o podTally) podTally {
+	return podTally{
+		Total: t.Total + o.Total, Running: t.Running + o.Running, RunningUpdated: t.RunningUpdated + o.RunningUpdated,
+		RunningNotReady: t.RunningNotReady + o.RunningNotReady, Pending: t.Pending + o.Pending,
+		Unscheduled: t.Unscheduled + o.Unscheduled, Succeeded: t.Succeeded + o.Succeeded, Failed: t.Failed + o.Failed,
+		Terminating: t.Terminating + o.Terminating, Unknown: t.Unknown + o.Unknown,
+	}
 }
 
 // nodeStateReady reports whether a node's Ready condition is true.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 )
 
 // Measurement is one identifier's instance of a method. Stateful methods
@@ -22,20 +23,51 @@ type Measurement interface {
 // Factory makes a new instance of a method.
 type Factory func(identifier string) Measurement
 
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]Factory{}
+// Kind says what a method's summaries are to a run's verdict.
+type Kind int
+
+const (
+	// Informational methods wait, time or report numbers without judging
+	// them: they never say violated, and one left unmeasured leaves no SLO
+	// unjudged.
+	Informational Kind = iota
+	// SLO methods judge what they measured against a threshold (their
+	// own default or the entry's) and can say violated. One that could
+	// not measure leaves its SLO unjudged, which makes the run
+	// inconclusive rather than passed (see Summary.SLO). A method is SLO
+	// by what it can judge, whether or not an entry gives it a threshold:
+	// a config that names it expects its verdict.
+	SLO
 )
 
-// Register makes a method known under its clusterloader2 name. Methods
-// register themselves from init functions of their files.
-func Register(method string, f Factory) {
+// registration is a registered method.
+type registration struct {
+	kind    Kind
+	factory Factory
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]registration{}
+)
+
+// Register makes a method known under its clusterloader2 name, with what
+// its summaries are to the run's verdict. Methods register themselves from
+// init functions of their files.
+func Register(method string, kind Kind, f Factory) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	if _, dup := registry[method]; dup {
 		panic("measurements: method registered twice: " + method)
 	}
-	registry[method] = f
+	registry[method] = registration{kind: kind, factory: f}
+}
+
+// IsSLO reports whether method is registered as an SLO method.
+func IsSLO(method string) bool {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	return registry[method].kind == SLO
 }
 
 // Known returns the names of the registered methods, for validating configs
@@ -60,14 +92,14 @@ func KnownList() []string {
 	return out
 }
 
-func lookup(method string) (Factory, error) {
+func lookup(method string) (registration, error) {
 	registryMu.RLock()
-	defer registryMu.RUnlock()
-	f, ok := registry[method]
+	r, ok := registry[method]
+	registryMu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("unknown measurement method %q (known: %v)", method, KnownList())
+		return registration{}, fmt.Errorf("unknown measurement method %q (known: %v)", method, KnownList())
 	}
-	return f, nil
+	return r, nil
 }
 
 // Manager keeps the measurements of one run, one instance per (method,
@@ -78,6 +110,14 @@ type Manager struct {
 	mu        sync.Mutex
 	instances map[[2]string]Measurement
 	summaries []Summary
+	// started is when each identifier's last start began: the start of
+	// the window its summaries are about.
+	started map[[2]string]time.Time
+	// optional holds the identifiers whose entry set failIfNotMeasured:
+	// false (see notePolicy).
+	optional map[[2]string]bool
+	// skipped are the identifiers of unsupported methods already recorded.
+	skipped map[[2]string]bool
 }
 
 // NewManager returns a manager with no measurement started, whose
@@ -86,41 +126,70 @@ func NewManager(env *Env) *Manager {
 	if env == nil {
 		env = &Env{}
 	}
-	return &Manager{env: env, instances: map[[2]string]Measurement{}}
+	return &Manager{env: env, instances: map[[2]string]Measurement{},
+		started: map[[2]string]time.Time{}, optional: map[[2]string]bool{}, skipped: map[[2]string]bool{}}
 }
 
 // Env is the environment the manager's measurements see.
 func (m *Manager) Env() *Env { return m.env }
 
 // Execute runs a call on the identifier's instance, making it on first use,
-// and keeps the summaries it produced with their verdicts. The error is the
-// measurement's own: a *ViolationError, a *NotMeasuredError or a failure.
+// and keeps the summaries it produced with their verdicts, marked SLO when
+// the method is one, and with the window from the identifier's start to
+// this call when the measurement gave none. The error is the measurement's
+// own: a *ViolationError, a *NotMeasuredError or a failure; or a bad
+// failIfNotMeasured param.
 func (m *Manager) Execute(ctx context.Context, method, identifier string, params map[string]any) error {
-	factory, err := lookup(method)
+	reg, err := lookup(method)
 	if err != nil {
 		return err
 	}
 	key := [2]string{method, identifier}
+	if err := m.notePolicy(key, params); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	inst, ok := m.instances[key]
 	if !ok {
-		inst = factory(identifier)
+		inst = reg.factory(identifier)
 		m.instances[key] = inst
 	}
 	m.mu.Unlock()
+	action, _ := Params(params).String("action", "")
+	began := m.env.now()
 	summaries, err := inst.Execute(ctx, m.env, Params(params))
 	var nm *NotMeasuredError
-	if action, _ := Params(params).String("action", ""); action == "start" && errors.As(err, &nm) {
-		// The gather of the same identifier reports it; recording the
-		// start too would list the measurement twice.
-		return err
+	if action == "start" {
+		if err == nil {
+			m.mu.Lock()
+			m.started[key] = began
+			m.mu.Unlock()
+		}
+		if errors.As(err, &nm) {
+			// The gather of the same identifier reports it; recording the
+			// start too would list the measurement twice.
+			return err
+		}
 	}
-	m.Record(judge(method, identifier, summaries, err)...)
+	summaries = judge(method, identifier, summaries, err)
+	m.mu.Lock()
+	start, hasStart := m.started[key]
+	m.mu.Unlock()
+	end := m.env.now()
+	for i := range summaries {
+		s := &summaries[i]
+		// A bundle marks its parts itself; only ever adding the mark
+		// keeps theirs.
+		s.SLO = (s.SLO || reg.kind == SLO) && !s.Empty
+		if s.Window == nil && hasStart {
+			s.Window = &TimeRange{Start: start, End: end}
+		}
+	}
+	m.Record(summaries...)
 	return err
 }
 
-// Record keeps summaries made outside Execute (an unsupported method's
-// "not measured", say).
+// Record keeps summaries made outside Execute.
 func (m *Manager) Record(s ...Summary) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -142,9 +211,14 @@ func (m *Manager) Dispose() {
 	}
 }
 
-// Summaries returns every summary recorded so far, in the order they came.
+// Summaries returns every summary recorded so far, in the order they
+// came, each Optional when its entry's calls set failIfNotMeasured: false.
 func (m *Manager) Summaries() []Summary {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]Summary(nil), m.summaries...)
+	out := append([]Summary(nil), m.summaries...)
+	for i := range out {
+		out[i].Optional = m.optional[[2]string{out[i].Method, out[i].Identifier}]
+	}
+	return out
 }

@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	Register("ResourceUsageSummary", func(string) Measurement { return &resourceUsageSummary{} })
+	Register("ResourceUsageSummary", SLO, func(string) Measurement { return &resourceUsageSummary{} })
 }
 
 // resourceUsageSummary samples the CPU and memory of every control-plane

@@ -8,7 +8,9 @@ import (
 	"github.com/kscale/kscale/framework/metrics"
 )
 
-func init() { Register("SchedulingMetrics", func(string) Measurement { return &schedulingMetrics{} }) }
+func init() {
+	Register("SchedulingMetrics", Informational, func(string) Measurement { return &schedulingMetrics{} })
+}
 
 // schedulingMetrics reports the scheduler's own latencies between start and
 // gather, from its metrics: the scheduling attempts that placed a pod, the

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	Register(schedulingThroughputMethod, func(string) Measurement { return &schedulingThroughput{} })
+	Register(schedulingThroughputMethod, SLO, func(string) Measurement { return &schedulingThroughput{} })
 }
 
 const (

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-func init() { Register("Sleep", func(string) Measurement { return &sleep{} }) }
+func init() { Register("Sleep", Informational, func(string) Measurement { return &sleep{} }) }
 
 // sleep waits for params.duration: configs use it to let the cluster settle
 // between steps.

@@ -5,7 +5,11 @@ import (
 	"errors"
 )
 
-func init() { Register("TestMetrics", func(string) Measurement { return newTestMetrics() }) }
+// TestMetrics itself is informational: each part's summaries are marked
+// SLO by the part's own method's kind.
+func init() {
+	Register("TestMetrics", Informational, func(string) Measurement { return newTestMetrics() })
+}
 
 // testMetrics is clusterloader2's bundle of the control plane's own
 // measurements, so that configs naming it run: here EtcdMetrics,
@@ -63,6 +67,7 @@ func (t *testMetrics) Execute(ctx context.Context, env *Env, params Params) ([]S
 			if s.Name == "" {
 				s.Name = p.method
 			}
+			s.SLO = IsSLO(p.method) && !s.Empty
 			all = append(all, s)
 		}
 	}

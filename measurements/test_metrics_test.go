@@ -59,6 +59,13 @@ func TestTestMetricsBundle(t *testing.T) {
 	if s := byName["ResourceUsageSummary"]; s.Verdict != Pass || s.Headline["etcd memory p99 MiB"] != 50 {
 		t.Errorf("ResourceUsageSummary: %s %v", s.Verdict, s.Headline)
 	}
+	// Each part is SLO by its own method: only ResourceUsageSummary
+	// judges a threshold.
+	for name, want := range map[string]bool{"EtcdMetrics": false, "SchedulingMetrics": false, "ResourceUsageSummary": true} {
+		if got := byName[name].SLO; got != want {
+			t.Errorf("%s: SLO %v, want %v", name, got, want)
+		}
+	}
 	e := byName["EtcdMetrics"]
 	if e.Verdict != Pass || e.Method != "TestMetrics" || e.Identifier != "tm" {
 		t.Fatalf("EtcdMetrics: %+v", e)

@@ -11,7 +11,9 @@ import (
 	"github.com/kscale/kscale/framework/metrics"
 )
 
-func init() { Register("Timer", func(string) Measurement { return &timerMeasurement{} }) }
+func init() {
+	Register("Timer", Informational, func(string) Measurement { return &timerMeasurement{} })
+}
 
 // timerMeasurement is Timer: `start` and `stop` with a label measure the
 // time between them; `gather` reports every label's last duration. As in

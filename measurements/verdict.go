@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/kscale/kscale/framework/metrics"
 )
@@ -40,6 +41,30 @@ type Summary struct {
 	Violations []string `json:"violations,omitempty"`
 	// Reason says why the summary is NotMeasured or Failed.
 	Reason string `json:"reason,omitempty"`
+	// SLO marks a summary that judges an SLO: one of a method registered
+	// as SLO (the Manager sets it), or a bundle's part of such a method.
+	// Left NotMeasured, it leaves that SLO unjudged, and the run is
+	// inconclusive unless the user accepted that (Optional, or the run's
+	// --allow-not-measured).
+	SLO bool `json:"slo,omitempty"`
+	// Empty marks a NotMeasured summary whose group held nothing to
+	// measure (PodStartupLatency's stateful split in a run of stateless
+	// pods): reported, but no SLO went unjudged, so it is never SLO.
+	Empty bool `json:"empty,omitempty"`
+	// Optional: the entry sets failIfNotMeasured: false, so its being not
+	// measured does not make the run inconclusive. The Manager sets it.
+	Optional bool `json:"optional,omitempty"`
+	// Window is the span the verdict is about: for a violation, the
+	// violating window when the measurement knows it (the worst 5-minute
+	// window of an API call), else the span from the measurement's start
+	// to its gather. Nil when unknown (a method without a start).
+	Window *TimeRange `json:"window,omitempty"`
+	// HostSaturated, on a violated summary, says that the machine running
+	// the cluster was saturated over Window ("host saturated: 98% of 2
+	// cores busy over ..."), so that a violation on an overloaded host is
+	// not read as a Kubernetes regression. Information beside the
+	// violation: the verdict stays violated. Empty otherwise.
+	HostSaturated string `json:"hostSaturated,omitempty"`
 	// Headline holds the few numbers a verdict table shows, by name
 	// ("pod_startup p99 ms": 1830).
 	Headline map[string]float64 `json:"headline,omitempty"`
@@ -55,6 +80,19 @@ type Summary struct {
 	// Files are extra raw files to save next to the summary (name → body):
 	// the slowest pods' timings, the failed pods' list.
 	Files map[string][]byte `json:"-"`
+}
+
+// TimeRange is a span of time.
+type TimeRange struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// UnmeasuredSLO reports whether the summary leaves an SLO unjudged that
+// the entry did not accept leaving so: what makes a run inconclusive,
+// unless the run allows it (--allow-not-measured).
+func (s *Summary) UnmeasuredSLO() bool {
+	return s.Verdict == NotMeasured && s.SLO && !s.Empty && !s.Optional
 }
 
 // FileName is the summary's name as clusterloader2 writes it.

@@ -23,10 +23,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/kscale/kscale/framework/progress"
 )
 
 func init() {
-	Register("WaitForControlledPodsRunning", func(id string) Measurement { return &waitForControlledPods{identifier: id} })
+	Register("WaitForControlledPodsRunning", Informational, func(id string) Measurement { return &waitForControlledPods{identifier: id} })
 }
 
 const (
@@ -94,8 +96,12 @@ type controllerTracker struct {
 	timeout  time.Duration
 	state    ctrlOpState
 	took     time.Duration
-	// last describes the pods at the last check ("7/10 pods running").
-	last string
+	// last describes the pods at the last check ("7/10 pods running"),
+	// and tally counts them.
+	last  string
+	tally podTally
+	// initial is how many pods a deletion had to remove, for progress.
+	initial int
 	// pods are the controller's pods by key, and whether each runs the
 	// controller's current template (computed once per pod version: the
 	// comparison walks the whole pod spec).
@@ -341,6 +347,9 @@ func (w *waitForControlledPods) newTracker(v *controllerView, deleted bool, time
 		if p, ok := obj.(*corev1.Pod); ok && v.selector.Matches(labels.Set(p.Labels)) {
 			t.pods[p.Namespace+"/"+p.Name] = w.trackPod(t, p)
 			w.noteFailed(p)
+			if deleted && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				t.initial++
+			}
 		}
 	}
 	return t
@@ -433,6 +442,7 @@ func (w *waitForControlledPods) evaluate(t *controllerTracker, now time.Time) {
 		updated := tp.updated
 		tally.add(tp.pod, func(*corev1.Pod) bool { return updated })
 	}
+	t.tally = tally
 	if t.deleted {
 		t.last = fmt.Sprintf("deleted, %d pods left (%s)", tally.Total-tally.inactive(), tally.String(0))
 	} else {
@@ -467,29 +477,30 @@ func (w *waitForControlledPods) gather(ctx context.Context, env *Env, params Par
 	if interval <= 0 {
 		interval = controlledPodsPollInterval
 	}
-	w.mu.Lock()
-	total := len(w.trackers)
-	w.mu.Unlock()
-	progress := env.progress("controlled pods running", total)
+	// The line counts pods, not controllers: one Deployment of 3000
+	// replicas is one controller at 0 % until its last pod runs. What it
+	// counts (running or deleted pods) is settled by the first poll.
+	var reporter *progress.Reporter
 	err := waitPoll(ctx, interval, func(context.Context) (bool, error) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		now := env.now()
-		done, waiting := 0, 0
+		waiting := 0
 		for _, t := range w.trackers {
 			// Pod and controller events check the trackers; here only
 			// the clock moves.
 			if t.state == ctrlOpWaiting && now.After(t.deadline) {
 				w.evaluate(t, now)
 			}
-			switch t.state {
-			case ctrlOpReached:
-				done++
-			case ctrlOpWaiting:
+			if t.state == ctrlOpWaiting {
 				waiting++
 			}
 		}
-		progress.Update(done)
+		p := controlledPodsProgress(kind.kind, w.trackers)
+		if reporter == nil {
+			reporter = env.progress(p.what, p.total)
+		}
+		reporter.Report(p.done, p.total, p.note)
 		return waiting == 0, nil
 	})
 	if err != nil {

@@ -88,7 +88,7 @@ func TestWaitForControlledPodsRunning(t *testing.T) {
 					wtCreate(t, c, wtRunning("dep-1", n, "img:1"))
 				}
 			},
-			wantOut: "controlled pods running 1/1",
+			wantOut: "pods running 3/3, 1/1 Deployments ready  100%",
 		},
 		{
 			name: "timeout names the controller and its pods",
@@ -97,7 +97,7 @@ func TestWaitForControlledPodsRunning(t *testing.T) {
 				wtRunning("dep-2", "q1", "img:1")},
 			start:   Params{"operationTimeout": "300ms"},
 			wantErr: []string{"1/2 Deployments did not reach their desired state", "test-ns-1/dep-1: not running after 300ms: 1/3 pods running, 1 pending"},
-			wantOut: "controlled pods running 1/2",
+			wantOut: "pods running 2/4, 1 pending, 1/2 Deployments ready   50%",
 		},
 		{
 			name:    "a deleted controller's pods go",
@@ -110,6 +110,7 @@ func TestWaitForControlledPodsRunning(t *testing.T) {
 				_ = c.Tracker().Delete(wtPods, "test-ns-1", "p1")
 				_ = c.Tracker().Delete(wtPods, "test-ns-1", "p2")
 			},
+			wantOut: "pods deleted 2/2, 1/1 Deployments gone  100%",
 		},
 		{
 			name:    "a deleted controller's pods stay",
@@ -201,7 +202,23 @@ func TestWaitForControlledPodsRunning(t *testing.T) {
 				other.Labels = map[string]string{"group": "else"}
 				return []runtime.Object{other, wtDeployment("dep-1", 1, "img:1"), wtRunning("dep-1", "p1", "img:1")}
 			}(),
-			wantOut: "controlled pods running 1/1",
+			wantOut: "pods running 1/1, 1/1 Deployments ready  100%",
+		},
+		{
+			// The first poll prints at once: one controller, counted by
+			// its pods and what keeps the others from running.
+			name: "the progress line counts pods",
+			objects: []runtime.Object{wtDeployment("dep-1", 4, "img:1"), wtRunning("dep-1", "p1", "img:1"),
+				wtPod("test-ns-1", "p2", map[string]string{"app": "dep-1"}, corev1.PodRunning, false, wtSpec("img:1")),
+				wtPod("test-ns-1", "p3", map[string]string{"app": "dep-1"}, corev1.PodPending, false, wtSpec("img:1")),
+				func() *corev1.Pod {
+					p := wtPod("test-ns-1", "p4", map[string]string{"app": "dep-1"}, corev1.PodPending, false, wtSpec("img:1"))
+					p.Spec.NodeName = ""
+					return p
+				}()},
+			start:   Params{"operationTimeout": "200ms"},
+			wantErr: []string{"1/4 pods running, 1 running but not ready, 1 pending, 1 unscheduled"},
+			wantOut: "pods running 1/4, 1 running but not ready, 1 pending, 1 unscheduled, 0/1 Deployments ready   25%  0s  ETA 0s\n",
 		},
 	}
 	for _, tc := range cases {

@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	Register("WaitForFinishedJobs", func(string) Measurement { return &waitForFinishedJobs{} })
+	Register("WaitForFinishedJobs", Informational, func(string) Measurement { return &waitForFinishedJobs{} })
 }
 
 const (

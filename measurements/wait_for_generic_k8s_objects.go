@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	Register("WaitForGenericK8sObjects", func(string) Measurement { return &waitForGenericObjects{} })
+	Register("WaitForGenericK8sObjects", Informational, func(string) Measurement { return &waitForGenericObjects{} })
 }
 
 const (

@@ -15,7 +15,9 @@ import (
 	"k8s.io/klog/v2"
 )
 
-func init() { Register("WaitForNodes", func(string) Measurement { return &waitForNodes{} }) }
+func init() {
+	Register("WaitForNodes", Informational, func(string) Measurement { return &waitForNodes{} })
+}
 
 const (
 	// clusterloader2's default timeout for WaitForNodes.

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	Register("WaitForRunningPods", func(string) Measurement { return &waitForRunningPods{} })
+	Register("WaitForRunningPods", Informational, func(string) Measurement { return &waitForRunningPods{} })
 }
 
 const (

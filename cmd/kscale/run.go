@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/framework/runner"
 )
 
@@ -75,7 +76,7 @@ func newRunCommand() *cobra.Command {
 				return inputErr(err)
 			}
 			if !runner.Summary(res, cmd.OutOrStdout()) {
-				return errors.New("the run failed (see the steps above)")
+				return notPassed(res)
 			}
 			return nil
 		},
@@ -93,7 +94,22 @@ func newRunCommand() *cobra.Command {
 	fs.StringArrayVar(&fleets, "fleet", nil, "endpoint of a hollow-node fleet in the cluster, e.g. http://127.0.0.1:10269 (repeatable): its usage is reported and chaosMonkey fails its nodes")
 	fs.StringArrayVar(&observe, "observe", nil, "another process whose usage ResourceUsageSummary reports, NAME=METRICS_URL (repeatable; a fleet: fleet-1=http://127.0.0.1:10269/metrics)")
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", "", "Prometheus server scraping the cluster; API latency is then read from it")
+	fs.BoolVar(&o.AllowNotMeasured, "allow-not-measured", false, "pass a run whose SLO measurements measured nothing (default: such a run is inconclusive, exit 1)")
 	return cmd
+}
+
+// notPassed is the error, exit 1, of a run that did not pass: why is in
+// the summary printed above it.
+func notPassed(res *runner.Result) error {
+	switch {
+	case res.Report.Incomplete:
+		return errors.New("the run was interrupted (see the summary above)")
+	case res.Report.Verdict == report.RunInconclusive:
+		return errors.New("the run is inconclusive: an SLO measurement measured nothing (see the verdict above)")
+	case res.Report.Verdict == report.RunViolated:
+		return errors.New("an SLO was violated (see the verdicts above)")
+	}
+	return errors.New("the run failed (see the steps above)")
 }
 
 // inputErr maps the runner's bad-input errors to exit code 2.

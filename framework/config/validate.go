@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -236,6 +237,10 @@ func (c *compiler) validateMeasurement(m *Measurement, p string) {
 		}
 		ids = append(ids, in.Identifier)
 	}
+	c.checkFailIfNotMeasured(m.Params, p+".params")
+	for i, in := range m.Instances {
+		c.checkFailIfNotMeasured(in.Params, fmt.Sprintf("%s.instances[%d].params", p, i))
+	}
 	if m.Method == "" || c.opts.KnownMethods == nil || c.opts.KnownMethods[m.Method] {
 		return
 	}
@@ -246,6 +251,28 @@ func (c *compiler) validateMeasurement(m *Measurement, p string) {
 		return
 	}
 	c.errAt(p+".method", "%s", msg)
+}
+
+// failIfNotMeasuredParam is the measurement param that says what being
+// not measured means to the run (measurements.FailIfNotMeasuredParam): a
+// boolean, checked before the run so that a typo does not surface as a
+// failed step hours in.
+const failIfNotMeasuredParam = "failIfNotMeasured"
+
+func (c *compiler) checkFailIfNotMeasured(params map[string]any, p string) {
+	v, ok := params[failIfNotMeasuredParam]
+	if !ok || v == nil {
+		return
+	}
+	switch b := v.(type) {
+	case bool:
+		return
+	case string:
+		if _, err := strconv.ParseBool(b); err == nil {
+			return
+		}
+	}
+	c.errAt(p+"."+failIfNotMeasuredParam, "want true or false, got %T %v", v, v)
 }
 
 func knownHint(method string, known map[string]bool) string {

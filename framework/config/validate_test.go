@@ -137,6 +137,18 @@ func TestValidationErrors(t *testing.T) {
 			opts: Options{KnownMethods: map[string]bool{"Sleep": true, "WaitForControlledPodsRunning": true, "Disabled": false}},
 		},
 		{
+			name: "failIfNotMeasured is a boolean",
+			files: map[string]string{"config.yaml": head +
+				"- measurements:\n  - method: Sleep\n    identifier: a\n    params: {failIfNotMeasured: sometimes}\n" +
+				"  - method: Sleep\n    identifier: b\n    params: {failIfNotMeasured: \"false\"}\n" +
+				"  - method: Sleep\n    instances:\n    - identifier: c\n      params:\n        failIfNotMeasured: 2\n"},
+			opts: Options{KnownMethods: map[string]bool{"Sleep": true}},
+			want: []string{
+				"config.yaml:8:13: steps[0].measurements[0].params.failIfNotMeasured: want true or false, got string sometimes",
+				"config.yaml:16:9: steps[0].measurements[2].instances[0].params.failIfNotMeasured: want true or false, got int 2",
+			},
+		},
+		{
 			name: "unknown method with a suggestion",
 			files: map[string]string{"config.yaml": head +
 				"- measurements:\n  - method: PodStartupLatncy\n    identifier: x\n"},

@@ -45,3 +45,41 @@ func TestNilWriterIsQuiet(t *testing.T) {
 	var r *Reporter
 	r.Update(1)
 }
+
+// TestReporterNote: a note follows the count, a changed note or total is
+// a new line once the interval passed, and the ETA uses the total given.
+func TestReporterNote(t *testing.T) {
+	var out bytes.Buffer
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := New(&out, "pods running", 3000, 2*time.Second)
+	r.now = func() time.Time { return clock }
+	r.start = clock
+
+	step := func(d time.Duration, done, total int, note string) {
+		clock = clock.Add(d)
+		r.Report(done, total, note)
+	}
+	step(10*time.Second, 2801, 3000, "199 running but not ready")
+	step(1*time.Second, 2801, 3000, "199 running but not ready") // the same line: quiet
+	step(0, 2801, 3000, "150 running but not ready")             // a changed note within the interval: quiet
+	step(2*time.Second, 2801, 3000, "150 running but not ready") // past the interval: prints
+	step(5*time.Second, 3000, 4000, "")                          // a grown total
+	step(1*time.Second, 4000, 4000, "")                          // completion always prints
+	step(0, 4000, 4000, "3 terminating")                         // after it, a new note waits for the interval
+
+	want := []string{
+		"pods running 2801/3000, 199 running but not ready   93%  10s  ETA 1s",
+		"pods running 2801/3000, 150 running but not ready   93%  13s  ETA 1s",
+		"pods running 3000/4000   75%  18s  ETA 6s",
+		"pods running 4000/4000  100%  19s  done",
+	}
+	got := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("got %d lines:\n%s\nwant:\n%s", len(got), out.String(), strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+}

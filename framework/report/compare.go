@@ -114,9 +114,9 @@ func Regressions(deltas []Delta) []Delta {
 
 // WriteCompareText prints the deltas as an aligned table.
 func WriteCompareText(w io.Writer, a, b *Run, deltas []Delta) error {
-	fmt.Fprintf(w, "A: %s (%s, %d nodes, %s)\nB: %s (%s, %d nodes, %s)\n\n",
-		a.Config, a.Cluster.Version, a.Cluster.Nodes, a.Started.Format("2006-01-02 15:04"),
-		b.Config, b.Cluster.Version, b.Cluster.Nodes, b.Started.Format("2006-01-02 15:04"))
+	fmt.Fprintf(w, "A: %s (%s, %d nodes, %s) — verdict %s\nB: %s (%s, %d nodes, %s) — verdict %s\n\n",
+		a.Config, a.Cluster.Version, a.Cluster.Nodes, a.Started.Format("2006-01-02 15:04"), verdictText(a),
+		b.Config, b.Cluster.Version, b.Cluster.Nodes, b.Started.Format("2006-01-02 15:04"), verdictText(b))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "measurement\tnumber\tA\tB\tchange\t")
 	for _, d := range deltas {
@@ -130,6 +130,19 @@ func WriteCompareText(w io.Writer, a, b *Run, deltas []Delta) error {
 		fmt.Fprintf(tw, "%s\t%s\t%.4g\t%.4g\t%s\t%s\n", d.Measurement, d.Key, d.A, d.B, formatChange(d.Change), mark)
 	}
 	return tw.Flush()
+}
+
+// verdictText is a run's verdict for the comparison's header: an
+// inconclusive run's numbers lack what it did not measure.
+func verdictText(r *Run) string {
+	v := string(r.Verdict)
+	if v == "" {
+		v = "none"
+	}
+	if reason := r.InconclusiveReason(); r.Verdict == RunInconclusive && reason != "" {
+		v += " (" + reason + ")"
+	}
+	return v
 }
 
 func formatChange(c float64) string {

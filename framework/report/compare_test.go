@@ -72,3 +72,25 @@ func TestCompare(t *testing.T) {
 		t.Errorf("the regressed row is not marked:\n%s", page.String())
 	}
 }
+
+// TestCompareInconclusive: a run that measured nothing of an SLO compares
+// without a crash; its header says it is inconclusive and why, and the
+// numbers it lacks are not compared.
+func TestCompareInconclusive(t *testing.T) {
+	a, _ := compareFixture()
+	b := inconclusiveFixture()
+	deltas := Compare(a, b, CompareOptions{TolerancePercent: 10})
+	if len(deltas) != 0 {
+		t.Fatalf("deltas %+v, want none: b measured nothing", deltas)
+	}
+	var text, page bytes.Buffer
+	if err := WriteCompareText(&text, a, b, deltas); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "B: density (, 0 nodes, 2026-12-01 09:00) — verdict inconclusive (2 SLO measurements not measured: ") {
+		t.Errorf("header:\n%s", text.String())
+	}
+	if err := WriteCompareHTML(&page, a, b, deltas); err != nil || !strings.Contains(page.String(), "verdict inconclusive") {
+		t.Errorf("compare page: %v\n%s", err, page.String())
+	}
+}

@@ -58,7 +58,7 @@ table#verdicts td.why{min-width:18em}
 .nodata{font-style:italic;margin:.3em 0}
 .verdict{display:inline-block;white-space:nowrap;font-weight:700;text-transform:uppercase;letter-spacing:.04em}
 .big{font-size:2em;padding:.1em .5em;border-radius:6px;color:#fff;margin:.2em 0}
-.big.pass{background:var(--pass)}.big.violated{background:var(--violated)}.big.failed{background:var(--failed)}
+.big.pass{background:var(--pass)}.big.violated{background:var(--violated)}.big.failed{background:var(--failed)}.big.inconclusive{background:var(--notmeasured)}
 span.pass,td.pass{color:var(--pass)}span.violated,td.violated,td.failed,span.failed{color:var(--violated)}
 span.notmeasured,td.notmeasured,td.skipped{color:var(--notmeasured)}
 .banner{border:2px solid var(--notmeasured);background:#fff8c5;padding:.5em 1em;margin:.6em 0;font-weight:600}
@@ -66,6 +66,7 @@ span.notmeasured,td.notmeasured,td.skipped{color:var(--notmeasured)}
 dl.facts{display:grid;grid-template-columns:max-content auto;gap:.15em 1em;margin:.6em 0}
 dl.facts dt{color:var(--muted)}dl.facts dd{margin:0}
 .over{color:var(--violated);font-weight:700}
+.saturated{color:var(--notmeasured);font-weight:600;margin:.3em 0 0}
 tr.bad td{background:#ffebe9}
 .regressed{background:#ffebe9}.better{background:#dafbe1}
 .plots{display:flex;flex-wrap:wrap;gap:1em}
@@ -91,6 +92,7 @@ var htmlFuncs = template.FuncMap{
 	"csp":        func() string { return contentPolicy },
 	"class":      verdictClass,
 	"breakable":  breakable,
+	"acceptHint": func() string { return AcceptHint },
 }
 
 // WriteHTML writes report.html into dir. The page is rendered before the
@@ -120,15 +122,22 @@ func HTML(w io.Writer, r *Run) error {
 // stays a layout.
 type page struct {
 	*Run
-	Hollow     *hollowView
-	Params     []param
-	Verdicts   []verdictRow
-	PodStartup []podStartupView
-	APICalls   []apiCallTable
-	Throughput figure
-	NodesReady figure
-	CPU        figure
-	Memory     figure
+	// Inconclusive says why an inconclusive run is; AlsoUnmeasured names
+	// the SLO measurements that measured nothing in a run that failed or
+	// was violated anyway; Accepted names those of a run that allowed it
+	// (--allow-not-measured).
+	Inconclusive   string
+	AlsoUnmeasured string
+	Accepted       []string
+	Hollow         *hollowView
+	Params         []param
+	Verdicts       []verdictRow
+	PodStartup     []podStartupView
+	APICalls       []apiCallTable
+	Throughput     figure
+	NodesReady     figure
+	CPU            figure
+	Memory         figure
 }
 
 type hollowView struct {
@@ -162,6 +171,11 @@ type verdictRow struct {
 	Numbers    []headlineNumber
 	Violations []string
 	Reason     string
+	// Optional: not measured, as its entry accepts (failIfNotMeasured:
+	// false).
+	Optional bool
+	// HostSaturated is the note beside a violation (Measurement's).
+	HostSaturated string
 }
 
 type headlineNumber struct {
@@ -222,6 +236,14 @@ func newPage(r *Run) page {
 	// Two ResourceUsageSummary entries would give two lines per component;
 	// their names then say which is which.
 	usagePrefix := countMethod(r.Measurements, methodResourceUsage) > 1
+	if r.Verdict == RunInconclusive {
+		p.Inconclusive = r.InconclusiveReason()
+	} else {
+		p.AlsoUnmeasured = r.InconclusiveReason()
+	}
+	for _, m := range r.AcceptedUnmeasured() {
+		p.Accepted = append(p.Accepted, summaryName(m))
+	}
 	for _, m := range r.Measurements {
 		p.Verdicts = append(p.Verdicts, newVerdictRow(m))
 		switch m.Method {
@@ -277,7 +299,11 @@ func newPage(r *Run) page {
 }
 
 func newVerdictRow(m Measurement) verdictRow {
-	row := verdictRow{Name: summaryName(m), Verdict: m.Verdict, Violations: m.Violations, Reason: m.Reason}
+	row := verdictRow{Name: summaryName(m), Verdict: m.Verdict, Violations: m.Violations, Reason: m.Reason,
+		Optional: m.Optional && m.Verdict == measurements.NotMeasured}
+	if m.Verdict == measurements.Violated {
+		row.HostSaturated = m.HostSaturated
+	}
 	entry := m.Method
 	if m.Identifier != "" && m.Identifier != m.Method {
 		entry += " / " + m.Identifier
@@ -487,6 +513,15 @@ var reportHTML = template.Must(template.New("report").Funcs(htmlFuncs).Parse(`<!
 <header>
 <h1>kscale: {{.Config}}</h1>
 <div class="verdict big {{class .Verdict}}" id="run-verdict">{{if .Verdict}}{{.Verdict}}{{else}}no verdict{{end}}</div>
+{{- with .Inconclusive}}
+<div class="banner" id="inconclusive">inconclusive: {{.}}. An SLO left unmeasured makes the run inconclusive; {{acceptHint}}.</div>
+{{- end}}
+{{- with .AlsoUnmeasured}}
+<div class="banner" id="unmeasured">also {{.}}</div>
+{{- end}}
+{{- if .Accepted}}
+<div class="banner" id="accepted">not measured, accepted by --allow-not-measured: {{range $i, $n := .Accepted}}{{if $i}}, {{end}}{{$n}}{{end}}</div>
+{{- end}}
 {{- if .Incomplete}}
 <div class="banner" id="incomplete">interrupted: reports cover what was measured</div>
 {{- end}}
@@ -520,9 +555,9 @@ var reportHTML = template.Must(template.New("report").Funcs(htmlFuncs).Parse(`<!
 <table id="verdicts"><tr><th>measurement</th><th>verdict</th><th>numbers</th><th>violations / reason</th></tr>
 {{- range .Verdicts}}
 <tr><td class="name">{{breakable .Name}}{{if .Entry}}<br><span class="muted">{{.Entry}}</span>{{end}}</td>
-<td class="{{class .Verdict}}"><span class="verdict">{{.Verdict}}</span></td>
+<td class="{{class .Verdict}}"><span class="verdict">{{.Verdict}}</span>{{if .Optional}}<br><span class="muted">accepted (failIfNotMeasured: false)</span>{{end}}</td>
 <td><ul class="plain numbers">{{range .Numbers}}<li>{{.Key}}: <b{{if .Over}} class="over"{{end}}>{{num .Value}}</b>{{if .Limit}} <span class="muted">({{.Limit}})</span>{{end}}</li>{{end}}</ul></td>
-<td class="why">{{if .Violations}}<ul class="plain">{{range .Violations}}<li>{{.}}</li>{{end}}</ul>{{end}}{{if .Reason}}{{.Reason}}{{end}}</td></tr>
+<td class="why">{{if .Violations}}<ul class="plain">{{range .Violations}}<li>{{.}}</li>{{end}}</ul>{{end}}{{if .HostSaturated}}<p class="saturated">{{.HostSaturated}}</p>{{end}}{{if .Reason}}{{.Reason}}{{end}}</td></tr>
 {{- end}}
 </table>
 {{- else}}

@@ -89,10 +89,11 @@ func reportFixture() *Run {
 					[3]float64{1150, 1960, 3200}, [3]float64{1500, 2500, 4200}, [3]float64{1630, 2710, 4380})},
 				Series: map[string][]metrics.Point{"pod_startup CDF": cdf}},
 			{Method: "APIResponsivenessPrometheus", Identifier: "APIResponsivenessPrometheus", Name: "APIResponsivenessPrometheus",
-				Verdict:    measurements.Violated,
-				Violations: []string{"PATCH nodes/status scope=resource: p99 (worst 5-min window) 1.42s > 1s"},
-				Headline:   map[string]float64{"worst p99 ms": 1420, "items": 5, "calls": 48213, "slow calls": 31},
-				Thresholds: map[string]float64{"worst p99 ms": 1000},
+				Verdict:       measurements.Violated,
+				Violations:    []string{"PATCH nodes/status scope=resource: p99 (worst 5-min window) 1.42s > 1s"},
+				HostSaturated: "host saturated: 98% of 2 cores busy over the violating window 09:04:30–09:09:30",
+				Headline:      map[string]float64{"worst p99 ms": 1420, "items": 5, "calls": 48213, "slow calls": 31},
+				Thresholds:    map[string]float64{"worst p99 ms": 1000},
 				PerfData: &metrics.PerfData{Version: metrics.PerfDataVersion, DataItems: []metrics.DataItem{
 					call("LIST", "pods", "", "cluster", 120, 0, 310, 2200, 4100),
 					call("PATCH", "nodes", "status", "resource", 9800, 31, 18, 240, 1420),
@@ -145,6 +146,7 @@ func TestHTMLContents(t *testing.T) {
 		"etcd metrics unreachable",
 		`<td class="notmeasured">`,
 		"p99 (worst 5-min window) ms",
+		`<li>PATCH nodes/status scope=resource: p99 (worst 5-min window) 1.42s &gt; 1s</li></ul><p class="saturated">host saturated: 98% of 2 cores busy over the violating window 09:04:30–09:09:30</p>`,
 		"Control-plane CPU", "Control-plane memory", "Scheduling throughput", "Nodes ready",
 		">kube-controller-manager</text>",
 	} {
@@ -292,5 +294,68 @@ func TestHTMLViolationsNotEnforced(t *testing.T) {
 	}
 	if err := HTML(&buf, nil); err == nil {
 		t.Errorf("no error for a nil run")
+	}
+}
+
+// TestHTMLInconclusive: an inconclusive run's badge is amber and a banner
+// names the SLO measurements that measured nothing and why; an accepted
+// one says what was accepted.
+func TestHTMLInconclusive(t *testing.T) {
+	r := inconclusiveFixture()
+	var buf bytes.Buffer
+	if err := HTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{
+		`<div class="verdict big inconclusive" id="run-verdict">inconclusive</div>`,
+		".big.inconclusive{background:var(--notmeasured)}",
+		`<div class="banner" id="inconclusive">inconclusive: 2 SLO measurements not measured: PodStartupLatency_PodStartupLatency (20 pods matched`,
+		"SchedulingThroughput (no scheduled pods matched",
+		"An SLO left unmeasured makes the run inconclusive; --allow-not-measured, or failIfNotMeasured: false on the entry, accepts that.</div>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	if strings.Contains(page, `id="accepted"`) {
+		t.Error("an inconclusive run says something was accepted")
+	}
+
+	// A violated run names its unmeasured SLOs too, under its own badge.
+	r.Measurements = append(r.Measurements, Measurement{Method: "PodStartupLatency", Identifier: "x", Name: "PodStartupLatency_x",
+		Verdict: measurements.Violated, SLO: true, Violations: []string{"pod_startup p99 6s > 5s"}})
+	r.Judge()
+	buf.Reset()
+	if err := HTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	page = buf.String()
+	if !strings.Contains(page, `<div class="verdict big violated" id="run-verdict">violated</div>`) ||
+		!strings.Contains(page, `<div class="banner" id="unmeasured">also 2 SLO measurements not measured: PodStartupLatency_PodStartupLatency (`) ||
+		strings.Contains(page, `id="inconclusive"`) {
+		t.Errorf("violated run with unmeasured SLOs:\n%s", page[:strings.Index(page, "<dl")])
+	}
+	r.Measurements = r.Measurements[:3]
+
+	r.AllowNotMeasured = true
+	r.Measurements[2].Optional = true
+	r.Judge()
+	buf.Reset()
+	if err := HTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	page = buf.String()
+	for _, want := range []string{
+		`<div class="verdict big pass" id="run-verdict">pass</div>`,
+		`<div class="banner" id="accepted">not measured, accepted by --allow-not-measured: PodStartupLatency_PodStartupLatency, SchedulingThroughput</div>`,
+		`<span class="verdict">not measured</span><br><span class="muted">accepted (failIfNotMeasured: false)</span>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("accepted run: report.html lacks %q", want)
+		}
+	}
+	if strings.Contains(page, `id="inconclusive"`) {
+		t.Error("an accepted run has the inconclusive banner")
 	}
 }

@@ -49,8 +49,12 @@ type junitMessage struct {
 // then one per measurement summary ("density: [measurement]
 // PodStartupLatency_PodStartupLatency"). A failed step or a violated or
 // failed measurement is a failure whose message names every violating
-// item; a measurement that could not measure is skipped with its reason; a
-// step that never ran is skipped.
+// item (and whose text says when the host was saturated over the
+// violation); a measurement that could not measure is skipped with its
+// reason; a step that never ran is skipped. An inconclusive run adds a
+// failing case "[verdict] inconclusive" naming each SLO measurement that
+// measured nothing and why: the measurement itself was skipped, the run's
+// verdict is what failed.
 func JUnit(r *Run) ([]byte, error) {
 	suite := junitSuite{
 		Name:      "kscale " + r.Config,
@@ -82,9 +86,13 @@ func JUnit(r *Run) ([]byte, error) {
 		}
 		switch m.Verdict {
 		case measurements.Violated:
+			text := strings.Join(m.Violations, "\n")
+			if m.HostSaturated != "" {
+				text += "\n" + m.HostSaturated
+			}
 			c.Failure = &junitMessage{
 				Message: fmt.Sprintf("%s violated by %d item(s): %s", m.Name, len(m.Violations), strings.Join(m.Violations, "; ")),
-				Type:    "SLOViolated", Text: strings.Join(m.Violations, "\n"),
+				Type:    "SLOViolated", Text: text,
 			}
 		case measurements.Failed:
 			c.Failure = &junitMessage{Message: m.Name + " failed: " + m.Reason, Type: "MeasurementFailed", Text: m.Reason}
@@ -92,6 +100,9 @@ func JUnit(r *Run) ([]byte, error) {
 			c.Skipped = &junitMessage{Message: "not measured: " + m.Reason}
 		}
 		suite.add(c)
+	}
+	if r.Verdict == RunInconclusive {
+		suite.add(inconclusiveCase(r))
 	}
 	if r.CleanupError != "" {
 		suite.add(junitCase{
@@ -104,6 +115,23 @@ func JUnit(r *Run) ([]byte, error) {
 		return nil, fmt.Errorf("encoding %s: %w", JUnitFile, err)
 	}
 	return append([]byte(xml.Header), append(out, '\n')...), nil
+}
+
+// inconclusiveCase is the failing case of an inconclusive run.
+func inconclusiveCase(r *Run) junitCase {
+	msg := r.InconclusiveReason()
+	var lines []string
+	for _, m := range r.UnmeasuredSLOs() {
+		lines = append(lines, summaryName(m)+": not measured: "+m.Reason)
+	}
+	if msg == "" {
+		msg = "inconclusive: an SLO measurement measured nothing"
+	}
+	lines = append(lines, "An SLO left unmeasured makes the run inconclusive; "+AcceptHint+".")
+	return junitCase{
+		Name: r.Config + ": [verdict] inconclusive", Classname: "kscale." + r.Config,
+		Failure: &junitMessage{Message: msg, Type: "Inconclusive", Text: strings.Join(lines, "\n")},
+	}
 }
 
 func (s *junitSuite) add(c junitCase) {

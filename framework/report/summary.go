@@ -27,6 +27,10 @@ const (
 	RunPass Verdict = "pass"
 	// RunViolated: a measurement found its SLO violated (exit 1).
 	RunViolated Verdict = "violated"
+	// RunInconclusive: nothing failed or was violated, but an SLO
+	// measurement measured nothing, so the run cannot say the SLO held
+	// (exit 1). See Run.UnmeasuredSLOs.
+	RunInconclusive Verdict = "inconclusive"
 	// RunFailed: a step, a measurement or the cleanup failed (exit 1).
 	RunFailed Verdict = "failed"
 )
@@ -47,9 +51,12 @@ type Run struct {
 	Verdict         Verdict `json:"verdict"`
 	// Incomplete marks a run stopped before its end (Ctrl-C): what it
 	// measured is reported, but not every step ran.
-	Incomplete   bool          `json:"incomplete,omitempty"`
-	Steps        []Step        `json:"steps"`
-	Measurements []Measurement `json:"measurements"`
+	Incomplete bool `json:"incomplete,omitempty"`
+	// AllowNotMeasured: the run was told (--allow-not-measured) that an
+	// SLO measurement that measured nothing does not make it inconclusive.
+	AllowNotMeasured bool          `json:"allowNotMeasured,omitempty"`
+	Steps            []Step        `json:"steps"`
+	Measurements     []Measurement `json:"measurements"`
 	// CleanupError says why the run's objects could not all be removed.
 	CleanupError string `json:"cleanupError,omitempty"`
 }
@@ -115,9 +122,15 @@ type Measurement struct {
 	Verdict    measurements.Verdict `json:"verdict"`
 	Violations []string             `json:"violations,omitempty"`
 	Reason     string               `json:"reason,omitempty"`
-	Headline   map[string]float64   `json:"headline,omitempty"`
-	Thresholds map[string]float64   `json:"thresholds,omitempty"`
-	PerfData   *metrics.PerfData    `json:"perfData,omitempty"`
+	// SLO, Optional, Window and HostSaturated are the summary's (see
+	// measurements.Summary).
+	SLO           bool                    `json:"slo,omitempty"`
+	Optional      bool                    `json:"optional,omitempty"`
+	Window        *measurements.TimeRange `json:"window,omitempty"`
+	HostSaturated string                  `json:"hostSaturated,omitempty"`
+	Headline      map[string]float64      `json:"headline,omitempty"`
+	Thresholds    map[string]float64      `json:"thresholds,omitempty"`
+	PerfData      *metrics.PerfData       `json:"perfData,omitempty"`
 	// PerfDataFile is the PerfData JSON written beside summary.json.
 	PerfDataFile string                     `json:"perfDataFile,omitempty"`
 	Series       map[string][]metrics.Point `json:"series,omitempty"`
@@ -127,18 +140,26 @@ type Measurement struct {
 func FromSummary(s measurements.Summary, perfDataFile string) Measurement {
 	return Measurement{
 		Method: s.Method, Identifier: s.Identifier, Name: s.FileName(), Verdict: s.Verdict,
-		Violations: s.Violations, Reason: s.Reason, Headline: s.Headline, Thresholds: s.Thresholds,
+		Violations: s.Violations, Reason: s.Reason,
+		// An empty group's summary judges nothing (measurements.Summary.Empty).
+		SLO: s.SLO && !s.Empty, Optional: s.Optional, Window: s.Window, HostSaturated: s.HostSaturated,
+		Headline: s.Headline, Thresholds: s.Thresholds,
 		PerfData: s.PerfData, PerfDataFile: perfDataFile, Series: s.Series,
 	}
 }
 
-// Judge sets the run's verdict from its steps and measurements: failed
-// when a step failed or was skipped for a failure, or the cleanup failed;
-// else violated when a measurement was; else pass. "Not measured" does not
-// change the verdict: it is reported, and a config that needs a
-// measurement says so with failIfNotMeasured, which fails its step.
+// Judge sets the run's verdict from its steps and measurements, the
+// worst that applies: failed when a step failed or was skipped for a
+// failure, or the cleanup failed; else violated when a measurement was;
+// else inconclusive when an SLO measurement measured nothing and neither
+// its entry (failIfNotMeasured: false) nor the run (AllowNotMeasured)
+// accepted that; else pass. A pass says every SLO the config names was
+// measured and held.
 func (r *Run) Judge() {
 	r.Verdict = RunPass
+	if len(r.UnmeasuredSLOs()) > 0 {
+		r.Verdict = RunInconclusive
+	}
 	for _, m := range r.Measurements {
 		if m.Verdict == measurements.Violated {
 			r.Verdict = RunViolated
@@ -152,6 +173,63 @@ func (r *Run) Judge() {
 	if r.CleanupError != "" {
 		r.Verdict = RunFailed
 	}
+}
+
+// UnmeasuredSLO reports whether m leaves an SLO unjudged that its entry
+// did not accept leaving so.
+func (m *Measurement) UnmeasuredSLO() bool {
+	return m.Verdict == measurements.NotMeasured && m.SLO && !m.Optional
+}
+
+// UnmeasuredSLOs are the SLO measurements that measured nothing and make
+// the run inconclusive: none when the run allows it.
+func (r *Run) UnmeasuredSLOs() []Measurement {
+	if r.AllowNotMeasured {
+		return nil
+	}
+	return r.unmeasuredSLOs()
+}
+
+// AcceptedUnmeasured are the SLO measurements that measured nothing in a
+// run that allows it, which the reports still name.
+func (r *Run) AcceptedUnmeasured() []Measurement {
+	if !r.AllowNotMeasured {
+		return nil
+	}
+	return r.unmeasuredSLOs()
+}
+
+func (r *Run) unmeasuredSLOs() []Measurement {
+	var out []Measurement
+	for _, m := range r.Measurements {
+		if m.UnmeasuredSLO() {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// AcceptHint says how a user accepts an unmeasured SLO, for the reports
+// that call a run inconclusive.
+const AcceptHint = "--allow-not-measured, or failIfNotMeasured: false on the entry, accepts that"
+
+// InconclusiveReason names the SLO measurements that measured nothing and
+// why ("1 SLO measurement not measured: SchedulingThroughput (no
+// scheduled pods matched ...)"); empty when there are none.
+func (r *Run) InconclusiveReason() string {
+	ms := r.UnmeasuredSLOs()
+	if len(ms) == 0 {
+		return ""
+	}
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		parts[i] = fmt.Sprintf("%s (%s)", summaryName(m), m.Reason)
+	}
+	what := "1 SLO measurement"
+	if len(ms) > 1 {
+		what = fmt.Sprintf("%d SLO measurements", len(ms))
+	}
+	return what + " not measured: " + strings.Join(parts, "; ")
 }
 
 // onlyViolations says whether every error of a failed step is a violation

@@ -13,7 +13,8 @@ import (
 
 // TestMeasurementRunnerNotMeasured: a measurement that cannot measure is
 // "not measured" (in the summaries, not a failed step) unless its entry
-// sets failIfNotMeasured; a skipped unsupported method is recorded too.
+// sets failIfNotMeasured; a skipped unsupported method is recorded too,
+// counted as an SLO; failIfNotMeasured: false makes either optional.
 func TestMeasurementRunnerNotMeasured(t *testing.T) {
 	closed := httptest.NewServer(nil)
 	closed.Close()
@@ -23,10 +24,15 @@ func TestMeasurementRunnerNotMeasured(t *testing.T) {
 		call       executor.MeasurementCall
 		wantFailed bool
 		wantReason string
+		// wantSLO and wantOptional are the summary's marks.
+		wantSLO, wantOptional bool
 	}{
-		{"unsupported method skipped", executor.MeasurementCall{Method: "DnsLookupLatency", Identifier: "dns"}, false, "not supported by kscale"},
-		{"unreachable etcd", executor.MeasurementCall{Method: "EtcdMetrics", Identifier: "etcd", Params: map[string]any{"action": "gather"}}, false, "etcd"},
-		{"unreachable etcd, required", executor.MeasurementCall{Method: "EtcdMetrics", Identifier: "etcd", Params: map[string]any{"action": "gather", "failIfNotMeasured": true}}, true, "etcd"},
+		{"unsupported method skipped", executor.MeasurementCall{Method: "DnsLookupLatency", Identifier: "dns"}, false, "not supported by kscale", true, false},
+		{"unsupported method skipped, accepted", executor.MeasurementCall{Method: "DnsLookupLatency", Identifier: "dns", Params: map[string]any{"failIfNotMeasured": false}}, false, "not supported by kscale", true, true},
+		{"unsupported method skipped, required", executor.MeasurementCall{Method: "DnsLookupLatency", Identifier: "dns", Params: map[string]any{"failIfNotMeasured": true}}, true, "not supported by kscale", true, false},
+		{"unreachable etcd", executor.MeasurementCall{Method: "EtcdMetrics", Identifier: "etcd", Params: map[string]any{"action": "gather"}}, false, "etcd", false, false},
+		{"unreachable etcd, required", executor.MeasurementCall{Method: "EtcdMetrics", Identifier: "etcd", Params: map[string]any{"action": "gather", "failIfNotMeasured": true}}, true, "etcd", false, false},
+		{"unreachable etcd, accepted", executor.MeasurementCall{Method: "EtcdMetrics", Identifier: "etcd", Params: map[string]any{"action": "gather", "failIfNotMeasured": false}}, false, "etcd", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mgr := measurements.NewManager(env)
@@ -49,6 +55,9 @@ func TestMeasurementRunnerNotMeasured(t *testing.T) {
 			for _, s := range mgr.Summaries() {
 				if s.Identifier == tc.call.Identifier && s.Verdict == measurements.NotMeasured && strings.Contains(s.Reason, tc.wantReason) {
 					found = true
+					if s.SLO != tc.wantSLO || s.Optional != tc.wantOptional {
+						t.Errorf("summary SLO %v optional %v, want %v %v", s.SLO, s.Optional, tc.wantSLO, tc.wantOptional)
+					}
 				}
 			}
 			if !found {
@@ -77,6 +86,19 @@ func TestParseComponent(t *testing.T) {
 		}
 		if err != nil || c.Name != tc.name || c.MetricsURL != tc.url {
 			t.Errorf("%s: %+v %v", tc.spec, c, err)
+		}
+	}
+}
+
+// TestMeasurementRunnerBadPolicy: a failIfNotMeasured that is no boolean
+// is an error naming the param, whatever the method.
+func TestMeasurementRunnerBadPolicy(t *testing.T) {
+	r := &measurementRunner{manager: measurements.NewManager(nil), unsupported: map[string]bool{"DnsLookupLatency": true}}
+	for _, method := range []string{"DnsLookupLatency", "Sleep"} {
+		err := r.Run(context.Background(), executor.MeasurementCall{Method: method, Identifier: "x",
+			Params: map[string]any{"duration": "1ms", "failIfNotMeasured": "maybe"}})
+		if err == nil || !strings.Contains(err.Error(), "param failIfNotMeasured: want true or false") {
+			t.Errorf("%s: %v", method, err)
 		}
 	}
 }

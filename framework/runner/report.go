@@ -22,9 +22,10 @@ func newRunReport(o Options, c *config.Compiled, cfg *rest.Config, client kubern
 		Parameters: c.Mapping,
 		Cluster: report.Cluster{Nodes: o.Nodes, Provider: o.Provider, Server: cfg.Host,
 			Hollow: o.Hollow, NodesReady: o.NodesReady, ProvisionSeconds: o.ProvisionSeconds},
-		Started:         started,
-		Finished:        finished,
-		DurationSeconds: finished.Sub(started).Seconds(),
+		Started:          started,
+		Finished:         finished,
+		DurationSeconds:  finished.Sub(started).Seconds(),
+		AllowNotMeasured: o.AllowNotMeasured,
 	}
 	if v, err := client.Discovery().ServerVersion(); err == nil {
 		r.Cluster.Version = v.GitVersion

@@ -22,6 +22,7 @@ import (
 	"github.com/kscale/kscale/framework/config"
 	"github.com/kscale/kscale/framework/executor"
 	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/framework/procstat"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/measurements"
 )
@@ -67,6 +68,9 @@ type Options struct {
 	// Force starts the run even when namespaces of another kscale run are
 	// in the cluster.
 	Force bool
+	// AllowNotMeasured lets a run whose SLO measurements measured nothing
+	// pass rather than be inconclusive (--allow-not-measured).
+	AllowNotMeasured bool
 }
 
 // Result is what a run did and measured.
@@ -123,6 +127,9 @@ func reportUnsupported(c *config.Compiled, warn io.Writer) {
 	for _, u := range c.Unsupported {
 		fmt.Fprintf(warn, "not measured (unsupported method, --skip-unsupported-measurements): %s %v at %s\n", u.Method, u.Identifiers, u.Where.File+":"+fmt.Sprint(u.Where.Line))
 	}
+	if len(c.Unsupported) > 0 {
+		fmt.Fprintf(warn, "  kscale cannot tell what a skipped method would have judged: each counts as an SLO left unmeasured, and the run is inconclusive (%s)\n", report.AcceptHint)
+	}
 }
 
 // Run compiles the config, runs it against the cluster of o.Kubeconfig,
@@ -154,6 +161,9 @@ type Session struct {
 	// step keep watching until their gather in a later one.
 	runCtx    context.Context
 	cancelRun context.CancelFunc
+	// host samples this machine's CPU when the cluster runs here; nil
+	// otherwise.
+	host *hostSampler
 }
 
 // Start compiles the config, connects to the cluster, saves the generated
@@ -237,6 +247,10 @@ func Start(ctx context.Context, o Options, warn io.Writer) (*Session, error) {
 	}
 	s := &Session{o: o, compiled: c, restCfg: restCfg, client: client, manager: manager, executor: e, started: time.Now()}
 	s.runCtx, s.cancelRun = context.WithCancel(ctx)
+	if runsLocally(env.Components) {
+		s.host = newHostSampler(procstat.ReadMachine, time.Now)
+		s.host.start(s.runCtx, hostSampleInterval)
+	}
 	e.Begin(s.runCtx)
 	return s, nil
 }
@@ -255,8 +269,11 @@ func (s *Session) Step(ctx context.Context, i int) executor.StepResult {
 	return s.executor.Step(s.runCtx, i)
 }
 
-// Summaries are the measurement summaries recorded so far.
-func (s *Session) Summaries() []measurements.Summary { return s.manager.Summaries() }
+// Summaries are the measurement summaries recorded so far, violations
+// noted when the host was saturated over them.
+func (s *Session) Summaries() []measurements.Summary {
+	return annotateSaturation(s.manager.Summaries(), s.host.Samples())
+}
 
 // Finish cleans up what the run created, judges it and writes the reports;
 // a run interrupted before its last step is reported incomplete.
@@ -264,7 +281,8 @@ func (s *Session) Finish(ctx context.Context) (*Result, error) {
 	defer s.cancelRun()
 	exec := s.executor.Finish(ctx)
 	s.manager.Dispose()
-	res := &Result{Result: exec, Summaries: s.manager.Summaries()}
+	s.host.stop()
+	res := &Result{Result: exec, Summaries: s.Summaries()}
 	res.Report = newRunReport(s.o, s.compiled, s.restCfg, s.client, s.started, res)
 	res.Report.Incomplete = exec.Interrupted || s.runCtx.Err() != nil
 	if s.o.ReportDir != "" {
@@ -298,35 +316,35 @@ func refuseRunning(ctx context.Context, client kubernetes.Interface) error {
 
 // FailIfNotMeasuredParam is the measurement param that turns "not measured"
 // into a failed step: for configs whose verdict means nothing without that
-// measurement (a release gate on API latency, say).
-const FailIfNotMeasuredParam = "failIfNotMeasured"
+// measurement (a release gate on API latency, say). Set to false, it
+// accepts the measurement being not measured (measurements.FailIfNotMeasuredParam).
+const FailIfNotMeasuredParam = measurements.FailIfNotMeasuredParam
 
 // measurementRunner runs calls through the measurements registry. Skipped
 // unsupported methods, and measurements that could not measure, are "not
-// measured": in every report, but not a failure unless the entry sets
-// failIfNotMeasured.
+// measured": in every report, and a failed step when the entry sets
+// failIfNotMeasured: true. What they mean to the run's verdict is the
+// report's to judge (report.Run.Judge).
 type measurementRunner struct {
 	manager     *measurements.Manager
 	unsupported map[string]bool
 }
 
 func (m *measurementRunner) Run(ctx context.Context, call executor.MeasurementCall) error {
-	if m.unsupported[call.Method] {
-		reason := "method " + call.Method + " is not supported by kscale (skipped by --skip-unsupported-measurements)"
-		m.manager.Record(measurements.Summary{
-			Method: call.Method, Identifier: call.Identifier, Verdict: measurements.NotMeasured, Reason: reason,
-		})
-		return &executor.NotMeasuredError{Reason: reason}
-	}
-	err := m.manager.Execute(ctx, call.Method, call.Identifier, call.Params)
 	var nm *measurements.NotMeasuredError
-	if errors.As(err, &nm) {
-		if required, _ := measurements.Params(call.Params).Bool(FailIfNotMeasuredParam, false); required {
-			return fmt.Errorf("%w (the entry sets %s)", err, FailIfNotMeasuredParam)
+	if m.unsupported[call.Method] {
+		nm = &measurements.NotMeasuredError{Reason: "method " + call.Method + " is not supported by kscale (skipped by --skip-unsupported-measurements)"}
+		if err := m.manager.Skip(call.Method, call.Identifier, call.Params, nm.Reason); err != nil {
+			return err
 		}
-		return &executor.NotMeasuredError{Reason: nm.Reason}
+	} else if err := m.manager.Execute(ctx, call.Method, call.Identifier, call.Params); !errors.As(err, &nm) {
+		return err
 	}
-	return err
+	// The manager refused a bad value already.
+	if required, _, _ := measurements.FailIfNotMeasured(call.Params); required {
+		return fmt.Errorf("%w (the entry sets %s)", nm, FailIfNotMeasuredParam)
+	}
+	return &executor.NotMeasuredError{Reason: nm.Reason}
 }
 
 // SchedulableNodes counts the nodes pods can be scheduled on: not
@@ -367,7 +385,9 @@ func newRunID() string {
 }
 
 // Summary writes one line per step and per measurement to out, then each
-// summary's verdict, and returns whether the run succeeded.
+// summary's verdict (a violation's saturated host beside it), then the
+// run's verdict with why when inconclusive, and returns whether the run
+// passed: an inconclusive run did not.
 func Summary(res *Result, out io.Writer) bool {
 	for _, s := range res.Steps {
 		status := "ok"
@@ -408,11 +428,28 @@ func Summary(res *Result, out io.Writer) bool {
 		for _, v := range sum.Violations {
 			fmt.Fprintf(out, "    %s\n", v)
 		}
+		if sum.Verdict == measurements.Violated && sum.HostSaturated != "" {
+			fmt.Fprintf(out, "    %s\n", sum.HostSaturated)
+		}
 	}
-	verdict := strings.ToUpper(string(res.Report.Verdict))
-	if res.Report.Incomplete {
+	r := res.Report
+	verdict := strings.ToUpper(string(r.Verdict))
+	if reason := r.InconclusiveReason(); r.Verdict == report.RunInconclusive && reason != "" {
+		verdict += ": " + reason
+	}
+	if r.Incomplete {
 		verdict += " (incomplete: the run was interrupted)"
 	}
 	fmt.Fprintf(out, "verdict: %s\n", verdict)
-	return res.Report.Verdict == report.RunPass && !res.Report.Incomplete
+	if r.Verdict == report.RunInconclusive {
+		fmt.Fprintf(out, "    an SLO left unmeasured makes the run inconclusive; %s\n", report.AcceptHint)
+	}
+	if accepted := r.AcceptedUnmeasured(); len(accepted) > 0 {
+		names := make([]string, len(accepted))
+		for i, m := range accepted {
+			names[i] = m.Name
+		}
+		fmt.Fprintf(out, "    not measured, accepted by --allow-not-measured: %s\n", strings.Join(names, ", "))
+	}
+	return r.Verdict == report.RunPass && !r.Incomplete
 }

@@ -6,5 +6,6 @@
 //	ginkgo ./suites/density -- --nodes=5000 --provider=kubemark ...
 //
 // Bad flags or a bad config exit with code 2 before anything is started;
-// a failed step or a violated SLO fails its spec (exit 1).
+// a failed step, a violated SLO or an SLO left unmeasured (unless
+// --allow-not-measured) fails its spec (exit 1).
 package suite

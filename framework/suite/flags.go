@@ -27,10 +27,13 @@ type Flags struct {
 	HollowArgs      stringList
 	KeepCluster     bool
 	SkipUnsupported bool
-	Force           bool
-	PrometheusURL   string
-	ClientsNumber   int
-	StepTimeout     time.Duration
+	// AllowNotMeasured passes a run whose SLO measurements measured
+	// nothing, which is otherwise inconclusive and fails.
+	AllowNotMeasured bool
+	Force            bool
+	PrometheusURL    string
+	ClientsNumber    int
+	StepTimeout      time.Duration
 }
 
 // flags are bound once, in init, as go test parses them before any test.
@@ -53,6 +56,7 @@ func bindFlags(fs *flag.FlagSet) *Flags {
 	fs.Var(&f.HollowArgs, "hollow-arg", "extra kubemark flag for every hollow node (repeatable)")
 	fs.BoolVar(&f.KeepCluster, "keep-cluster", false, "local provider: leave the control plane running after the suite")
 	fs.BoolVar(&f.SkipUnsupported, "skip-unsupported-measurements", false, "run configs naming measurement methods kscale lacks; those report 'not measured'")
+	fs.BoolVar(&f.AllowNotMeasured, "allow-not-measured", false, "pass a run whose SLO measurements measured nothing (default: such a run is inconclusive and fails)")
 	fs.BoolVar(&f.Force, "force", false, "start even when the cluster holds namespaces of another kscale run")
 	fs.StringVar(&f.PrometheusURL, "prometheus-url", "", "Prometheus server scraping the cluster; API latency is then read from it")
 	fs.IntVar(&f.ClientsNumber, "k8s-clients-number", 0, "client connections for object writes (default one per 100 nodes)")

@@ -103,7 +103,7 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 	o := runner.Options{
 		TestConfig: f.TestConfig, Overrides: f.Overrides, Nodes: f.Nodes, SkipUnsupported: f.SkipUnsupported,
 		ReportDir: f.ReportDir, ClientsNumber: f.ClientsNumber, PrometheusURL: f.PrometheusURL,
-		Provider: f.Provider, Force: f.Force, Progress: os.Stderr,
+		Provider: f.Provider, Force: f.Force, Progress: os.Stderr, AllowNotMeasured: f.AllowNotMeasured,
 	}
 	if f.PodsPerNode > 0 {
 		path, err := podsPerNodeOverride(f.ReportDir, f.PodsPerNode)
@@ -203,6 +203,9 @@ type run struct {
 	session *runner.Session
 	// steps are the results of the steps run so far.
 	steps []executor.StepResult
+	// failedUnmeasured: a measurement's spec failed for an SLO left
+	// unmeasured, so the inconclusive run has failed the suite already.
+	failedUnmeasured bool
 }
 
 func (r *run) start(ctx SpecContext) {
@@ -254,9 +257,11 @@ func skipReason(sr executor.StepResult) string {
 	return "the run was interrupted or stopped by an earlier critical error"
 }
 
-// verdict fails the measurement's spec unless its summaries pass; one
-// that could not measure passes with a report entry saying why. Methods
-// that summarise nothing (the waits) are judged by their gather calls.
+// verdict fails the measurement's spec unless its summaries pass (see
+// summaryFailure); one that could not measure and judges no SLO, or whose
+// being unmeasured was accepted, passes with a report entry saying why.
+// Methods that summarise nothing (the waits) are judged by their gather
+// calls.
 func (r *run) verdict(call executor.MeasurementCall) {
 	Expect(r.session).NotTo(BeNil(), "the run did not start")
 	found := false
@@ -265,12 +270,11 @@ func (r *run) verdict(call executor.MeasurementCall) {
 			continue
 		}
 		found = true
-		switch s.Verdict {
-		case measurements.Violated:
-			Fail(fmt.Sprintf("%s violated: %s", s.FileName(), strings.Join(s.Violations, "; ")))
-		case measurements.Failed:
-			Fail(fmt.Sprintf("%s failed: %s", s.FileName(), s.Reason))
-		case measurements.NotMeasured:
+		if msg := summaryFailure(s, r.options.AllowNotMeasured); msg != "" {
+			r.failedUnmeasured = r.failedUnmeasured || s.Verdict == measurements.NotMeasured
+			Fail(msg)
+		}
+		if s.Verdict == measurements.NotMeasured {
 			AddReportEntry(s.FileName()+" not measured", s.Reason)
 		}
 	}
@@ -300,6 +304,26 @@ func (r *run) verdict(call executor.MeasurementCall) {
 	}
 }
 
+// summaryFailure is why a summary fails its measurement's spec, or "" when
+// it does not: a violation (with the saturated host beside it), a failed
+// measurement, or an SLO left unmeasured that neither the entry nor the
+// run accepted, which makes the run inconclusive.
+func summaryFailure(s measurements.Summary, allowNotMeasured bool) string {
+	switch {
+	case s.Verdict == measurements.Violated:
+		msg := fmt.Sprintf("%s violated: %s", s.FileName(), strings.Join(s.Violations, "; "))
+		if s.HostSaturated != "" {
+			msg += " (" + s.HostSaturated + ")"
+		}
+		return msg
+	case s.Verdict == measurements.Failed:
+		return fmt.Sprintf("%s failed: %s", s.FileName(), s.Reason)
+	case s.UnmeasuredSLO() && !allowNotMeasured:
+		return fmt.Sprintf("%s not measured: %s; an SLO left unmeasured makes the run inconclusive (%s)", s.FileName(), s.Reason, report.AcceptHint)
+	}
+	return ""
+}
+
 // finish ends the run whatever happened before: cleanup, the verdict, and
 // every report of what was measured (incomplete after an interrupt).
 func (r *run) finish(ctx SpecContext) {
@@ -314,6 +338,11 @@ func (r *run) finish(ctx SpecContext) {
 		incomplete(res.Report), path)
 	if res.CleanupError != nil {
 		Fail("cleanup: " + res.CleanupError.Error())
+	}
+	// An SLO left unmeasured by a call no spec judges (an unsupported
+	// method named only in a start) still fails the suite.
+	if res.Report.Verdict == report.RunInconclusive && !r.failedUnmeasured {
+		Fail("inconclusive: " + res.Report.InconclusiveReason())
 	}
 }
 
