@@ -23,6 +23,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 	cliflag "k8s.io/component-base/cli/flag"
 	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics on /metrics
 	_ "k8s.io/component-base/metrics/prometheus/version"  // kubernetes_build_info
@@ -42,8 +43,9 @@ func main() {
 var morphs = append(append([]string(nil), morph.Morphs...), "fleet")
 
 func run(args []string) int {
-	c := &morph.Config{NodeLabels: map[string]string{}, ExtendedResources: map[string]string{}}
 	fc := fleet.DefaultConfig()
+	c := &morph.Config{NodeLabels: map[string]string{}, ExtendedResources: map[string]string{},
+		CPU: fc.CPU, Memory: fc.Memory, EphemeralStorage: fc.EphemeralStorage}
 	fs := pflag.NewFlagSet("kubemark", pflag.ContinueOnError)
 	fs.SetNormalizeFunc(cliflag.WordSepNormalizeFunc)
 	showVersion := addFlags(fs, c)
@@ -123,6 +125,10 @@ func addFlags(fs *pflag.FlagSet, c *morph.Config) *bool {
 	fs.IntVar(&c.MaxPods, "max-pods", 110, "pods the node accepts")
 	extended := cliflag.ConfigurationMap(c.ExtendedResources)
 	fs.Var(&extended, "extended-resources", "extended resources in the node's capacity, name=quantity,...")
+	fs.Var(quantityValue{&c.CPU}, "cpu", "CPU capacity of the node (whole cores for the kubelet morph)")
+	fs.Var(quantityValue{&c.Memory}, "memory", "memory capacity of the node")
+	fs.Var(quantityValue{&c.EphemeralStorage}, "ephemeral-storage", "ephemeral-storage capacity of the node (its root filesystem)")
+	fs.StringSliceVar(&c.ClusterDNS, "cluster-dns", []string{"10.0.0.10"}, "kubelet morph: DNS server IPs given to pods, as the kubelet's --cluster-dns")
 	fs.BoolVar(&c.UseHostImageService, "use-host-image-service", false, "use the host's containerd image service instead of the fake one (upstream default: true)")
 	fs.StringVar(&c.RootDir, "root-dir", "", "kubelet root folder (default: a private temporary folder, removed on exit)")
 	fs.BoolVar(&c.Events, "events", true, "record kubelet events in the API as a real kubelet does (upstream kubemark records none)")
@@ -155,6 +161,7 @@ func shareFlags(c *morph.Config, fc *fleet.Config) {
 	fc.RegisterWithTaints = c.RegisterWithTaints
 	fc.MaxPods = c.MaxPods
 	fc.ExtendedResources = c.ExtendedResources
+	fc.CPU, fc.Memory, fc.EphemeralStorage = c.CPU, c.Memory, c.EphemeralStorage
 	fc.Events = c.Events
 }
 
@@ -168,3 +175,24 @@ func runFleet(ctx context.Context, f *fleet.Fleet, endpoint string) error {
 	}
 	return f.Run(ctx)
 }
+
+// quantityValue adapts a resource.Quantity to pflag.
+type quantityValue struct{ q *resource.Quantity }
+
+func (v quantityValue) String() string {
+	if v.q == nil {
+		return ""
+	}
+	return v.q.String()
+}
+
+func (v quantityValue) Set(s string) error {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a quantity (examples: 4, 500m, 16Gi)", s)
+	}
+	*v.q = q
+	return nil
+}
+
+func (v quantityValue) Type() string { return "quantity" }

@@ -25,6 +25,9 @@ type clientFactory struct {
 	base  *rest.Config
 	ca    *pki.CA        // nil: every node uses the kubeconfig's credential
 	roots *x509.CertPool // the server's CA, parsed once for all nodes
+	// eventQPS and eventBurst limit each node's event client.
+	eventQPS   float32
+	eventBurst int
 }
 
 func newClientFactory(c *Config) (*clientFactory, error) {
@@ -40,7 +43,7 @@ func newClientFactory(c *Config) (*clientFactory, error) {
 	base.APIPath = "/api"
 	base.GroupVersion = &schema.GroupVersion{Version: "v1"}
 	base.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
-	f := &clientFactory{base: base}
+	f := &clientFactory{base: base, eventQPS: c.EventQPS, eventBurst: c.EventBurst}
 	if c.CACertFile != "" {
 		if f.ca, err = pki.LoadCA(c.CACertFile, c.CAKeyFile); err != nil {
 			return nil, err
@@ -75,20 +78,33 @@ func serverRoots(cfg *rest.Config) (*x509.CertPool, error) {
 // ownIdentity reports whether nodes authenticate as themselves.
 func (f *clientFactory) ownIdentity() bool { return f.ca != nil }
 
-// forNode returns a client for one node: with its own identity
+// nodeClients are one node's API clients. Like a kubelet's they share the
+// node's one connection but not its client-side rate limits: the kubelet's
+// KubeClient (--kube-api-qps/burst) carries registration, pod status, tokens
+// and the CSINode; its HeartbeatClient, unthrottled, the Lease and the node
+// status; its event client, its own eventRecordQPS/eventBurst.
+type nodeClients struct {
+	api, heartbeat, events *rest.RESTClient
+}
+
+// sameClient uses one client for every kind of call (the light profile's
+// shared, unthrottled client).
+func sameClient(c *rest.RESTClient) nodeClients { return nodeClients{c, c, c} }
+
+// forNode returns the clients of one node: with its own identity
 // (system:node:<name>) when the factory has a CA, and always with its own
 // connection, as every kubelet has.
-func (f *clientFactory) forNode(name string) (*rest.RESTClient, error) {
+func (f *clientFactory) forNode(name string) (nodeClients, error) {
 	if f.ca == nil {
 		return f.ownConnection(rest.CopyConfig(f.base))
 	}
 	kp, err := f.ca.ClientCert("system:node:"+name, "system:nodes")
 	if err != nil {
-		return nil, err
+		return nodeClients{}, err
 	}
 	cert, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
 	if err != nil {
-		return nil, err
+		return nodeClients{}, err
 	}
 	cert.Leaf = nil // parsed for nothing: the handshake sends the DER (4 KiB a node)
 	// The node's TLS config is built here rather than by client-go, so that
@@ -102,37 +118,61 @@ func (f *clientFactory) forNode(name string) (*rest.RESTClient, error) {
 	})
 	wrapped, err := transport.HTTPWrappersForConfig(&transport.Config{UserAgent: f.base.UserAgent}, rt)
 	if err != nil {
-		return nil, err
+		return nodeClients{}, err
 	}
 	cfg := rest.CopyConfig(f.base)
 	cfg.TLSClientConfig = rest.TLSClientConfig{}
 	cfg.BearerToken, cfg.BearerTokenFile, cfg.Username, cfg.Password = "", "", "", ""
 	cfg.ExecProvider, cfg.AuthProvider = nil, nil
-	return rest.RESTClientForConfigAndClient(cfg, &http.Client{Transport: wrapped})
+	return f.clientsOver(cfg, &http.Client{Transport: wrapped})
+}
+
+// clientsOver makes a node's three clients on one HTTP client.
+func (f *clientFactory) clientsOver(cfg *rest.Config, hc *http.Client) (nodeClients, error) {
+	var c nodeClients
+	var err error
+	if c.api, err = rest.RESTClientForConfigAndClient(cfg, hc); err != nil {
+		return nodeClients{}, err
+	}
+	heartbeat := rest.CopyConfig(cfg)
+	heartbeat.QPS = -1
+	if c.heartbeat, err = rest.RESTClientForConfigAndClient(heartbeat, hc); err != nil {
+		return nodeClients{}, err
+	}
+	events := rest.CopyConfig(cfg)
+	events.QPS, events.Burst = f.eventQPS, f.eventBurst
+	if c.events, err = rest.RESTClientForConfigAndClient(events, hc); err != nil {
+		return nodeClients{}, err
+	}
+	return c, nil
 }
 
 // ownConnection returns a client with the kubeconfig's credential on a
 // connection of its own. Over TLS it is the fleet's lean HTTP/2 transport;
 // a plain-HTTP server gets client-go's transport with a dialer of its own,
 // which makes client-go build it a connection of its own too.
-func (f *clientFactory) ownConnection(cfg *rest.Config) (*rest.RESTClient, error) {
+func (f *clientFactory) ownConnection(cfg *rest.Config) (nodeClients, error) {
 	u, err := url.Parse(cfg.Host)
 	if err != nil || u.Scheme != "https" {
 		cfg.Dial = newDialer().DialContext
-		return f.client(cfg)
+		hc, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			return nodeClients{}, err
+		}
+		return f.clientsOver(cfg, hc)
 	}
 	tlsConfig, err := rest.TLSConfigFor(cfg)
 	if err != nil {
-		return nil, err
+		return nodeClients{}, err
 	}
 	if tlsConfig == nil {
 		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	rt, err := rest.HTTPWrappersForConfig(cfg, newNodeTransport(tlsConfig))
 	if err != nil {
-		return nil, err
+		return nodeClients{}, err
 	}
-	return rest.RESTClientForConfigAndClient(cfg, &http.Client{Transport: rt})
+	return f.clientsOver(cfg, &http.Client{Transport: rt})
 }
 
 // newNodeTransport is one node's connection to the apiserver. Like every

@@ -42,6 +42,11 @@ type Config struct {
 	// QPS and Burst limit each node's client, as a kubelet's --kube-api-qps.
 	QPS   float32
 	Burst int
+	// EventQPS and EventBurst limit each node's events, on a client of their
+	// own as the kubelet's eventRecordQPS/eventBurst do. Lease renewals and
+	// node status go unthrottled, as on the kubelet's heartbeat client.
+	EventQPS   float32
+	EventBurst int
 
 	Profile string
 
@@ -83,18 +88,23 @@ type Config struct {
 // DefaultConfig returns the defaults of the fleet's flags.
 func DefaultConfig() Config {
 	return Config{
-		Nodes:                 1,
-		NamePrefix:            "hollow-node-",
-		KubeconfigPath:        "/kubeconfig/kubeconfig",
-		ContentType:           "application/vnd.kubernetes.protobuf",
-		QPS:                   50, // the kubelet's default
-		Burst:                 100,
-		Profile:               ProfileKubelet,
-		Zones:                 []string{"zone-a", "zone-b", "zone-c"},
-		NodeLabels:            map[string]string{},
-		ExtendedResources:     map[string]string{},
-		CPU:                   resource.MustParse("4"),
-		Memory:                resource.MustParse("16Gi"),
+		Nodes:             1,
+		NamePrefix:        "hollow-node-",
+		KubeconfigPath:    "/kubeconfig/kubeconfig",
+		ContentType:       "application/vnd.kubernetes.protobuf",
+		QPS:               50, // the kubelet's default
+		Burst:             100,
+		EventQPS:          50, // the kubelet's eventRecordQPS and eventBurst
+		EventBurst:        100,
+		Profile:           ProfileKubelet,
+		Zones:             []string{"zone-a", "zone-b", "zone-c"},
+		NodeLabels:        map[string]string{},
+		ExtendedResources: map[string]string{},
+		// A hollow kubelet's machine: the fake cAdvisor's one core and
+		// 3840 MiB, which clusterloader2's configs for kubemark are sized
+		// for, and a 100 GiB root filesystem.
+		CPU:                   resource.MustParse("1"),
+		Memory:                resource.MustParse("3840Mi"),
 		EphemeralStorage:      resource.MustParse("100Gi"),
 		MaxPods:               110,
 		NodeIPCIDR:            "100.64.0.0/10",
@@ -110,8 +120,8 @@ func DefaultConfig() Config {
 
 // AddFlags registers the fleet's flags. Flags shared with the kubelet morph
 // (--kubeconfig, --node-labels, --register-with-taints, --max-pods,
-// --extended-resources, --kube-api-*) are registered by the caller and bound
-// to the same fields through BindShared.
+// --extended-resources, --cpu, --memory, --ephemeral-storage, --kube-api-*,
+// --events) are registered by the caller.
 func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.Nodes, "nodes", c.Nodes, "fleet: number of hollow nodes in this process")
 	fs.StringVar(&c.NamePrefix, "name-prefix", c.NamePrefix, "fleet: node names are this prefix plus an index")
@@ -121,9 +131,6 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.CAKeyFile, "ca-key-file", c.CAKeyFile, "fleet: CA key to mint per-node client certificates with")
 	fs.StringVar(&c.Profile, "profile", c.Profile, "fleet: API traffic profile: kubelet | light")
 	fs.StringSliceVar(&c.Zones, "zones", c.Zones, "fleet: topology.kubernetes.io/zone values, spread over the nodes round robin")
-	fs.Var(quantityValue{&c.CPU}, "cpu", "fleet: CPU capacity of each node")
-	fs.Var(quantityValue{&c.Memory}, "memory", "fleet: memory capacity of each node")
-	fs.Var(quantityValue{&c.EphemeralStorage}, "ephemeral-storage", "fleet: ephemeral-storage capacity of each node")
 	fs.StringVar(&c.NodeIPCIDR, "node-ip-cidr", c.NodeIPCIDR, "fleet: range of the nodes' unique InternalIPs")
 	fs.StringVar(&c.FallbackPodCIDR, "fallback-pod-cidr", c.FallbackPodCIDR, "fleet: range cut into one /24 per node for pod IPs when a node has no podCIDR")
 	fs.Var(&c.PodStartDelay, "pod-start-delay", "fleet: time from admission to Running: a duration, uniform:MIN-MAX, normal:MEAN,STDDEV or exp:MEAN (pod annotation kscale.io/start-delay overrides)")
@@ -223,6 +230,9 @@ func (c *Config) Validate() error {
 	if c.StatusReportFrequency <= 0 {
 		return fmt.Errorf("--node-status-report-frequency=%s: must be positive", c.StatusReportFrequency)
 	}
+	if c.EventQPS <= 0 || c.EventBurst <= 0 {
+		return fmt.Errorf("event QPS %v and burst %d: must be positive", c.EventQPS, c.EventBurst)
+	}
 	if c.Workers <= 0 {
 		return fmt.Errorf("--workers=%d: must be at least 1", c.Workers)
 	}
@@ -250,24 +260,3 @@ func readable(path string) error {
 	}
 	return f.Close()
 }
-
-// quantityValue adapts a resource.Quantity to pflag.
-type quantityValue struct{ q *resource.Quantity }
-
-func (v quantityValue) String() string {
-	if v.q == nil {
-		return ""
-	}
-	return v.q.String()
-}
-
-func (v quantityValue) Set(s string) error {
-	q, err := resource.ParseQuantity(s)
-	if err != nil {
-		return fmt.Errorf("%q is not a quantity (examples: 4, 500m, 16Gi)", s)
-	}
-	*v.q = q
-	return nil
-}
-
-func (v quantityValue) Type() string { return "quantity" }

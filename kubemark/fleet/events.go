@@ -58,12 +58,12 @@ func (r *eventRecorder) recordTimes(n *node, ref *v1.ObjectReference, eventType,
 	}
 	r.fleet.sched.Now(priorityEvents, func(ctx context.Context) {
 		defer n.queuedEvents.Add(-1)
-		err := n.client.Post().AbsPath("/api/v1/namespaces", namespace, "events").Body(ev).Do(ctx).Error()
+		err := n.events.Post().AbsPath("/api/v1/namespaces", namespace, "events").Body(ev).Do(ctx).Error()
 		for count := 2; count <= times && err == nil; count++ {
 			var repeat []byte
 			repeat, err = json.Marshal(map[string]any{"count": count, "lastTimestamp": metav1.Now(), "message": message})
 			if err == nil {
-				err = n.client.Patch(types.StrategicMergePatchType).AbsPath("/api/v1/namespaces", namespace, "events", ev.Name).Body(repeat).Do(ctx).Error()
+				err = n.events.Patch(types.StrategicMergePatchType).AbsPath("/api/v1/namespaces", namespace, "events", ev.Name).Body(repeat).Do(ctx).Error()
 			}
 		}
 		if err != nil && ctx.Err() == nil {

@@ -37,9 +37,12 @@ type Fleet struct {
 
 	capacity, allocatable v1.ResourceList
 	startedAt             time.Time
-	bootID                string
-	fallbackPodBase       net.IP
-	fallbackPodRanges     int
+	// statusSyncPeriod is how often a node writes back pod statuses the API
+	// holds differently (the kubelet's 10 s; tests shorten it).
+	statusSyncPeriod  time.Duration
+	bootID            string
+	fallbackPodBase   net.IP
+	fallbackPodRanges int
 
 	watchCtx context.Context
 	watches  sync.WaitGroup
@@ -62,6 +65,8 @@ func New(cfg *Config) (*Fleet, error) {
 		clients:   clients,
 		startedAt: time.Now(),
 		bootID:    string(uuid.NewUUID()),
+
+		statusSyncPeriod: statusSyncPeriod,
 	}
 	if f.watcher, err = newWatcher(f, cfg.ContentType, clients.base.UserAgent); err != nil {
 		return nil, err
@@ -82,6 +87,7 @@ func New(cfg *Config) (*Fleet, error) {
 			name:       name,
 			ip:         nodeIP(nodeNet.IP, cfg.StartIndex+i+1),
 			pods:       map[types.UID]*pod{},
+			unsynced:   map[types.UID]*pod{},
 			ipsInUse:   map[uint32]bool{},
 			refs:       map[objectRef]int{},
 			refWatches: map[objectRef]context.CancelFunc{},
@@ -139,10 +145,10 @@ func (f *Fleet) Run(ctx context.Context) error {
 	return nil
 }
 
-// nodeClient returns the API client a node uses.
-func (f *Fleet) nodeClient(name string) (*rest.RESTClient, error) {
+// nodeClients returns the API clients of a node.
+func (f *Fleet) nodeClients(name string) (nodeClients, error) {
 	if f.cfg.Profile == ProfileLight {
-		return f.shared, nil
+		return sameClient(f.shared), nil
 	}
 	return f.clients.forNode(name)
 }
@@ -282,7 +288,7 @@ func (n *node) readDeletedNode(ctx context.Context) {
 		if failed || ctx.Err() != nil {
 			break
 		}
-		err := n.client.Get().AbsPath("/api/v1/nodes", n.name).Do(ctx).Error()
+		err := n.heartbeat.Get().AbsPath("/api/v1/nodes", n.name).Do(ctx).Error()
 		if err == nil {
 			break // made again: the node's watch takes it over
 		}
@@ -319,6 +325,11 @@ func (f *Fleet) setFailed(nodes []*node, failed bool) {
 			restart := !n.heartbeating && n.lease != nil
 			n.heartbeating = n.heartbeating || restart
 			registered := n.registered
+			// Statuses it could not write while stopped, and those
+			// changed meanwhile, are written now, as a resumed kubelet's
+			// status manager syncs at once.
+			n.fullSync = true
+			n.wakeSyncLocked()
 			n.mu.Unlock()
 			if restart {
 				f.sched.Now(priorityHeartbeat, n.renewLease)

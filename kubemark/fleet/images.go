@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -24,13 +25,21 @@ const (
 	imageReportDelay = 10 * time.Second
 )
 
-// notePulled records the images of a pod's containers as present on the node
-// and, when one is new, arranges a status report with the longer list. Call
+// notePulled records the images of a pod's containers as present on the
+// node, says which of them the node pulls for it (the kubelet pulls an image
+// it lacks, and one whose pull policy is Always), and, when one is new to
+// the node's list, arranges a status report with the longer list. Call
 // with n.mu held.
-func (n *node) notePulled(p *pod) {
+func (n *node) notePulled(p *pod) (pulled map[string]bool) {
 	added := false
 	for _, cs := range [][]containerInfo{p.initContainers, p.containers} {
 		for _, c := range cs {
+			if c.pull == v1.PullAlways || (c.pull != v1.PullNever && !slices.Contains(n.images, c.image)) {
+				if pulled == nil {
+					pulled = map[string]bool{}
+				}
+				pulled[c.image] = true
+			}
 			added = n.addImage(c.image) || added
 		}
 	}
@@ -38,6 +47,19 @@ func (n *node) notePulled(p *pod) {
 		n.imagesReportQueued = true
 		n.fleet.sched.After(jitter(imageReportDelay, 3), priorityBackground, n.reportImages)
 	}
+	return pulled
+}
+
+// recordPull records the kubelet's image events for a container: Pulling
+// and Pulled when it pulls, else Pulled saying the image is there.
+func (n *node) recordPull(ref *v1.ObjectReference, c containerInfo, pulls bool) {
+	events := n.fleet.events
+	if !pulls {
+		events.record(n, ref, v1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", c.image))
+		return
+	}
+	events.record(n, ref, v1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.image))
+	events.record(n, ref, v1.EventTypeNormal, "Pulled", fmt.Sprintf("Successfully pulled image %q in 0s (0s including waiting). Image size: 0 bytes.", c.image))
 }
 
 // addImage lists an image on the node unless it is listed already or the

@@ -17,7 +17,7 @@ import (
 func TestNodeImageList(t *testing.T) {
 	many := make([]containerInfo, maxNodeImages+5)
 	for i := range many {
-		many[i] = containerInfo{"c", fmt.Sprintf("img-%d", i)}
+		many[i] = containerInfo{"c", fmt.Sprintf("img-%d", i), ""}
 	}
 	for _, tc := range []struct {
 		name   string
@@ -26,8 +26,8 @@ func TestNodeImageList(t *testing.T) {
 		want   []string
 		sent   int
 	}{
-		{name: "one pod", pods: [][]containerInfo{{{"a", "x"}, {"b", "y"}}}, want: []string{"x", "y"}},
-		{name: "repeated images listed once", pods: [][]containerInfo{{{"a", "x"}}, {{"a", "x"}, {"b", "y"}}, {{"c", "y"}}}, want: []string{"x", "y"}},
+		{name: "one pod", pods: [][]containerInfo{{{"a", "x", ""}, {"b", "y", ""}}}, want: []string{"x", "y"}},
+		{name: "repeated images listed once", pods: [][]containerInfo{{{"a", "x", ""}}, {{"a", "x", ""}, {"b", "y", ""}}, {{"c", "y", ""}}}, want: []string{"x", "y"}},
 		{name: "at most the kubelet's 50", pods: [][]containerInfo{many}, want: func() (w []string) {
 			for _, c := range many[:maxNodeImages] {
 				w = append(w, c.image)
@@ -35,7 +35,7 @@ func TestNodeImageList(t *testing.T) {
 			return w
 		}()},
 		{name: "adopted list kept, new images after it", listed: []v1.ContainerImage{{Names: []string{"old"}}, {Names: []string{"x"}}},
-			pods: [][]containerInfo{{{"a", "x"}, {"b", "new"}}}, want: []string{"old", "x", "new"}, sent: 2},
+			pods: [][]containerInfo{{{"a", "x", ""}, {"b", "new", ""}}}, want: []string{"old", "x", "new"}, sent: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := testFleet(t, nil).nodes[0]
@@ -100,12 +100,12 @@ func TestStatusCarriesImagesOnlyWhenTheyChange(t *testing.T) {
 	}
 	send() // no images yet
 	n.mu.Lock()
-	n.notePulled(&pod{containers: []containerInfo{{"c", "img-a"}}})
+	n.notePulled(&pod{containers: []containerInfo{{"c", "img-a", ""}}})
 	n.mu.Unlock()
 	send() // img-a new
 	send() // nothing new
 	n.mu.Lock()
-	n.notePulled(&pod{containers: []containerInfo{{"c", "img-a"}, {"d", "img-b"}}})
+	n.notePulled(&pod{containers: []containerInfo{{"c", "img-a", ""}, {"d", "img-b", ""}}})
 	n.mu.Unlock()
 	send() // img-b new
 

@@ -37,12 +37,14 @@ const (
 // to it. Periodic work runs on the fleet's scheduler; only its watches have
 // goroutines of their own.
 type node struct {
-	fleet  *Fleet
-	index  int
-	name   string
-	zone   string
-	ip     net.IP
-	client *rest.RESTClient
+	fleet *Fleet
+	index int
+	name  string
+	zone  string
+	ip    net.IP
+	// client carries what a kubelet sends on its rate-limited KubeClient;
+	// heartbeat and events are the node's other two clients (nodeClients).
+	client, heartbeat, events *rest.RESTClient
 
 	mu         sync.Mutex
 	uid        types.UID
@@ -64,8 +66,14 @@ type node struct {
 	failed       bool      // fault injection: heartbeats stopped
 	leaseFails   int       // consecutive failed renewals, for the retry backoff
 	pods         map[types.UID]*pod
-	used         usage
-	ipsInUse     map[uint32]bool
+	// unsynced are pods whose latest status the API lacks; syncing: the
+	// node's status sync runs; fullSync: its next pass is the periodic one,
+	// which also writes back statuses others changed; periodicSyncQueued:
+	// that pass is queued. See statussync.go.
+	unsynced                              map[types.UID]*pod
+	syncing, fullSync, periodicSyncQueued bool
+	used                                  usage
+	ipsInUse                              map[uint32]bool
 	// ConfigMaps and Secrets the node's pods reference, with the watch
 	// the node holds on each.
 	refs       map[objectRef]int
@@ -137,12 +145,17 @@ func (n *node) ensureClient() error {
 	if n.client != nil {
 		return nil
 	}
-	c, err := n.fleet.nodeClient(n.name)
+	c, err := n.fleet.nodeClients(n.name)
 	if err != nil {
 		return err
 	}
-	n.client = c
+	n.useClients(c)
 	return nil
+}
+
+// useClients sets the node's clients.
+func (n *node) useClients(c nodeClients) {
+	n.client, n.heartbeat, n.events = c.api, c.heartbeat, c.events
 }
 
 // adopt takes over a Node left by an earlier run of the fleet: it reports
@@ -204,12 +217,12 @@ func (n *node) leaseAcquired(lease *coordinationv1.Lease, renewNow bool) {
 // getOrCreateLease reads the node's Lease, creating it when it is missing.
 func (n *node) getOrCreateLease(ctx context.Context) (*coordinationv1.Lease, error) {
 	lease := &coordinationv1.Lease{}
-	err := n.client.Get().AbsPath(leasesPath, n.name).Do(ctx).Into(lease)
+	err := n.heartbeat.Get().AbsPath(leasesPath, n.name).Do(ctx).Into(lease)
 	if apierrors.IsNotFound(err) {
 		n.mu.Lock()
 		uid := n.uid
 		n.mu.Unlock()
-		err = n.client.Post().AbsPath(leasesPath).Body(n.newLease(uid)).Do(ctx).Into(lease)
+		err = n.heartbeat.Post().AbsPath(leasesPath).Body(n.newLease(uid)).Do(ctx).Into(lease)
 	}
 	return lease, err
 }
@@ -255,7 +268,7 @@ func (n *node) renewLease(ctx context.Context) {
 
 	start := time.Now()
 	updated := &coordinationv1.Lease{}
-	err := n.client.Put().AbsPath(leasesPath, n.name).Body(lease).Do(ctx).Into(updated)
+	err := n.heartbeat.Put().AbsPath(leasesPath, n.name).Body(lease).Do(ctx).Into(updated)
 	if apierrors.IsNotFound(err) && f.cfg.Profile == ProfileKubelet {
 		// Gone, with its Node or by itself: the kubelet's lease controller
 		// starts over, reading its Lease and, for the owner, its Node.
@@ -360,7 +373,7 @@ func (n *node) sendStatus(ctx context.Context, withFeatures bool) error {
 	if err != nil {
 		return err
 	}
-	if err := n.client.Patch(types.StrategicMergePatchType).AbsPath("/api/v1/nodes", n.name, "status").Body(patch).Do(ctx).Error(); err != nil {
+	if err := n.heartbeat.Patch(types.StrategicMergePatchType).AbsPath("/api/v1/nodes", n.name, "status").Body(patch).Do(ctx).Error(); err != nil {
 		return err
 	}
 	if withImages {

@@ -5,16 +5,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 )
 
 // Pod annotations a test config can set to shape one pod's life.
@@ -42,49 +38,55 @@ type pod struct {
 	uid            types.UID
 	namespace      string
 	name           string
-	phase          podPhase
 	containers     []containerInfo
 	initContainers []containerInfo
 	requests       usage
-	ip             uint32 // 0 until assigned
-	startTime      time.Time
-	runningSince   time.Time
+	ip             uint32        // 0 until assigned
 	runDuration    time.Duration // 0: runs until deleted
 	serviceAccount string
 	refs           []objectRef   // ConfigMaps and Secrets the pod uses
 	tokens         []tokenSource // projected service-account tokens
 	deleting       bool          // deletion seen and being carried out
-	generation     int64         // metadata.generation last seen; the status reports it observed
-	// sandboxReady: the pod's sandbox is "up" (PodReadyToStartContainers,
-	// pod IP), which a kubelet reports in a status of its own before the
-	// containers run. Guarded by n.mu.
-	sandboxReady bool
+	// podState is the pod's state now; status is its state when its
+	// status last changed (setStatusLocked), which the node's status sync
+	// writes. Guarded by n.mu.
+	podState
+	status podState
+	// hasVolumes: the pod has volumes, which the kubelet waits for before
+	// it starts the pod and after it stopped it. mounted: they are set up,
+	// and the pod's references held (guarded by n.mu).
+	hasVolumes, mounted bool
 	// rejectReason and rejectMessage: why admission failed the pod, which
 	// then never held anything.
 	rejectReason, rejectMessage string
-	// written is the statusStep the API has (0: none yet). Guarded by
-	// writes.
-	written int
-	// generationWritten: a deletion's new generation is reported observed;
-	// terminatedWritten: the terminal status is written, only the DELETE
-	// of the deletion is left. Guarded by writes.
-	generationWritten, terminatedWritten bool
-	// writes serialises the pod's API writes, so that its status patches
-	// land in the order the kubelet would send them.
-	writes sync.Mutex
+	// version counts the pod's status changes; written is the version the
+	// API has (0: none yet); apiDiffers: the API's status, as last
+	// watched, differs from what the node holds (someone else changed it).
+	// Guarded by n.mu.
+	version, written int
+	apiDiffers       bool
+	// terminal: a deleted pod's containers are gone and its status is
+	// final; once it is written the pod is deleted. Guarded by n.mu.
+	terminal bool
 }
 
-type containerInfo struct{ name, image string }
+// podState is what a pod's status is made of.
+type podState struct {
+	phase podPhase
+	// sandboxReady: the pod's sandbox is up, which a kubelet reports in a
+	// status of its own before the containers run.
+	sandboxReady bool
+	// generation is the metadata.generation last seen; the status reports
+	// it observed.
+	generation int64
+	// startTime: admitted; sandboxAt: its sandbox up; runningSince: its
+	// containers started; finishedAt: they stopped.
+	startTime, sandboxAt, runningSince, finishedAt time.Time
+}
 
-// statusStep numbers the statuses a pod goes through, so that each is
-// written once: its phase, and before Running whether the sandbox is up.
-// Call with n.mu held.
-func (p *pod) statusStep() int {
-	step := 2*int(p.phase) + 1
-	if p.sandboxReady {
-		step++
-	}
-	return step
+type containerInfo struct {
+	name, image string
+	pull        v1.PullPolicy
 }
 
 // usage is what admission counts against allocatable.
@@ -112,6 +114,8 @@ func (n *node) observePod(typ watch.EventType, p *v1.Pod) {
 		if known == nil {
 			return
 		}
+	} else if p.DeletionTimestamp == nil {
+		n.observeAPIStatus(known, p)
 	}
 	if p.DeletionTimestamp != nil && !known.deleting {
 		known.deleting = true
@@ -125,13 +129,14 @@ func (n *node) observePod(typ watch.EventType, p *v1.Pod) {
 // kubelet does. Call with n.mu held.
 func (n *node) track(p *v1.Pod) *pod {
 	f := n.fleet
-	known := &pod{uid: p.UID, namespace: p.Namespace, name: p.Name, requests: podRequests(p), serviceAccount: p.Spec.ServiceAccountName, generation: p.Generation}
+	known := &pod{uid: p.UID, namespace: p.Namespace, name: p.Name, requests: podRequests(p), serviceAccount: p.Spec.ServiceAccountName,
+		podState: podState{generation: p.Generation}, hasVolumes: len(p.Spec.Volumes) > 0}
 	known.refs, known.tokens = podReferences(p)
 	for _, c := range p.Spec.Containers {
-		known.containers = append(known.containers, containerInfo{c.Name, c.Image})
+		known.containers = append(known.containers, containerInfo{c.Name, c.Image, c.ImagePullPolicy})
 	}
 	for _, c := range p.Spec.InitContainers {
-		known.initContainers = append(known.initContainers, containerInfo{c.Name, c.Image})
+		known.initContainers = append(known.initContainers, containerInfo{c.Name, c.Image, c.ImagePullPolicy})
 	}
 	if d, err := time.ParseDuration(p.Annotations[AnnotationRunDuration]); err == nil && d >= 0 && p.Spec.RestartPolicy != v1.RestartPolicyAlways {
 		known.runDuration = d
@@ -152,8 +157,18 @@ func (n *node) track(p *v1.Pod) *pod {
 		if p.Status.StartTime != nil {
 			known.startTime = p.Status.StartTime.Time
 		}
-		known.runningSince = known.startTime
+		known.sandboxAt, known.runningSince = known.startTime, known.startTime
+		for _, c := range p.Status.Conditions {
+			switch c.Type {
+			case v1.PodReadyToStartContainers:
+				known.sandboxAt = c.LastTransitionTime.Time
+			case v1.ContainersReady:
+				known.runningSince = c.LastTransitionTime.Time
+			}
+		}
+		known.version, known.written = 1, 1
 		n.holdRefs(known.refs)
+		known.mounted = true
 		f.metrics.adoptedPods.Inc()
 		n.scheduleFinish(known)
 		return known
@@ -164,11 +179,10 @@ func (n *node) track(p *v1.Pod) *pod {
 	if reason, msg := n.admit(known.requests); reason != "" {
 		known.phase = podFinished
 		known.rejectReason, known.rejectMessage = reason, msg
-		f.sched.Now(priorityPod, func(ctx context.Context) { n.reject(ctx, known) })
+		n.reject(known)
 		return known
 	}
 	n.used.add(known.requests)
-	n.holdRefs(known.refs)
 	known.phase = podAdmitted
 	known.startTime = time.Now()
 	// A pod IP, once set, cannot change: keep one an earlier run assigned.
@@ -185,21 +199,89 @@ func (n *node) track(p *v1.Pod) *pod {
 		}
 	}
 	// The start delay is the time from admission to Running (the flag's
-	// meaning): the Pending status, the volumes' tokens and the status with
-	// the sandbox up are sent inside it, as a kubelet's status manager and
+	// meaning): the Pending status, the volumes (their ConfigMaps and
+	// Secrets watched, their tokens requested) and the status with the
+	// sandbox up are done inside it, as a kubelet's status manager and
 	// volume manager work while the runtime is still pulling and creating,
 	// so slow calls show up in schedule_to_run only when they outlast it.
 	startAt := f.sched.now().Add(f.draw(delay))
-	f.sched.Now(priorityPod, func(ctx context.Context) {
-		n.sendPending(ctx, known)
-		n.requestTokens(ctx, known)
+	n.setStatusLocked(known)
+	began := time.Now()
+	sandbox := func(context.Context) {
 		n.mu.Lock()
-		known.sandboxReady = true
+		if known.phase == podAdmitted && !known.deleting {
+			known.sandboxReady = true
+			known.sandboxAt = time.Now()
+			n.setStatusLocked(known)
+		}
 		n.mu.Unlock()
-		n.syncStatus(ctx, known, 0)
-		f.sched.At(startAt, priorityPod, func(ctx context.Context) { n.start(ctx, known) })
+		f.sched.At(laterOf(startAt, time.Now().Add(runtimeCalls)), priorityPod, func(ctx context.Context) { n.start(ctx, known) })
+	}
+	if !known.hasVolumes {
+		f.sched.Now(priorityPod, sandbox)
+		return known
+	}
+	f.sched.At(n.volumeManagerMounts(began), priorityPod, func(ctx context.Context) {
+		n.mountVolumes(ctx, known)
+		f.sched.At(n.volumesWaited(began), priorityPod, sandbox)
 	})
 	return known
+}
+
+// runtimeCalls is the time a kubelet's container runtime calls take between
+// two of its statuses: creating and starting the containers once the
+// sandbox is up, killing them once a deletion is seen (CRI calls over
+// gRPC, a hollow kubelet's fake runtime included). A pod's statuses go out
+// that far apart, so that, as a kubelet's, they are written one by one
+// unless the node's writes fall behind.
+const runtimeCalls = 10 * time.Millisecond
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// volumePollInterval is how often the kubelet's pod worker checks that a
+// pod's volumes are mounted (before it starts the pod) or unmounted (after
+// it stopped it), the first time at once.
+const volumePollInterval = 300 * time.Millisecond
+
+// volumeLoopPeriod is the period of the kubelet volume manager's two loops:
+// the populator, which adds a new pod's volumes to the desired state, and
+// the reconciler, which mounts and unmounts them.
+const volumeLoopPeriod = 100 * time.Millisecond
+
+// volumeManagerMounts is when the volume manager of a kubelet given a pod at
+// t starts mounting its volumes: at the reconciler's first loop after the
+// populator's first after t. Each node runs its loops on a phase of its own.
+func (n *node) volumeManagerMounts(t time.Time) time.Time {
+	populated := nextTick(t, volumeLoopPeriod, n.phase("volume-populator", volumeLoopPeriod))
+	return nextTick(populated, volumeLoopPeriod, n.phase("volume-reconciler", volumeLoopPeriod))
+}
+
+// volumesWaited is when the pod worker of a kubelet that began waiting for
+// a pod's volumes at began sees them ready: at its first check after the
+// volume manager is done (now), which is never the check at once.
+func (n *node) volumesWaited(began time.Time) time.Time {
+	polls := max(1, int((time.Since(began)+volumePollInterval-1)/volumePollInterval))
+	return began.Add(time.Duration(polls) * volumePollInterval)
+}
+
+// mountVolumes does what the kubelet's volume manager does for the pod's
+// volumes before its sandbox starts: it watches the ConfigMaps and Secrets
+// they use and asks for their service-account tokens.
+func (n *node) mountVolumes(ctx context.Context, p *pod) {
+	n.mu.Lock()
+	if p.phase != podAdmitted || p.deleting {
+		n.mu.Unlock()
+		return
+	}
+	p.mounted = true
+	n.holdRefs(p.refs)
+	n.mu.Unlock()
+	n.requestTokens(ctx, p)
 }
 
 // admit applies the kubelet's resource admission: a pod that does not fit
@@ -255,11 +337,12 @@ func (n *node) forget(p *pod) {
 	if p.phase == podAdmitted || p.phase == podRunning {
 		n.used.sub(p.requests)
 	}
-	if p.phase != podNew && p.rejectReason == "" {
+	if p.mounted {
 		n.releaseRefs(p.refs)
 	}
 	delete(n.ipsInUse, p.ip)
 	delete(n.pods, p.uid)
+	delete(n.unsynced, p.uid)
 }
 
 // allocateIP returns a free address of the node's podCIDR (or of its
@@ -284,36 +367,29 @@ func (n *node) podRange() (base, size uint32) {
 	return ipToUint(n.fleet.fallbackPodBase) + uint32(n.fleet.fallbackIndex(n.index))<<8, 256
 }
 
-// sendPending writes the status a kubelet writes when it starts syncing a
-// pod: Pending, containers creating, host IP and start time set.
-func (n *node) sendPending(ctx context.Context, p *pod) {
-	n.syncStatus(ctx, p, 0)
-}
-
 // start moves an admitted pod to Running, records the kubelet's container
 // events and schedules its end when it has a run duration.
-func (n *node) start(ctx context.Context, p *pod) {
+func (n *node) start(_ context.Context, p *pod) {
 	f := n.fleet
 	n.mu.Lock()
-	if p.phase != podAdmitted {
-		n.mu.Unlock()
+	defer n.mu.Unlock()
+	if p.phase != podAdmitted || p.deleting {
 		return
 	}
 	p.phase = podRunning
 	p.runningSince = time.Now()
 	n.scheduleFinish(p)
-	n.notePulled(p)
-	n.mu.Unlock()
+	pulled := n.notePulled(p)
 	f.metrics.podTransitions.WithLabelValues("Running").Inc()
 	if f.events != nil {
 		ref := podRef(p)
 		for _, c := range append(append([]containerInfo(nil), p.initContainers...), p.containers...) {
-			f.events.record(n, ref, v1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.image))
+			n.recordPull(ref, c, pulled[c.image])
 			f.events.record(n, ref, v1.EventTypeNormal, "Created", "Created container: "+c.name)
 			f.events.record(n, ref, v1.EventTypeNormal, "Started", "Started container "+c.name)
 		}
 	}
-	n.syncStatus(ctx, p, 0)
+	n.setStatusLocked(p)
 }
 
 // scheduleFinish arranges for a pod with a run duration to succeed. Call
@@ -327,266 +403,66 @@ func (n *node) scheduleFinish(p *pod) {
 }
 
 // finish ends a pod's containers with exit code 0: the pod Succeeded.
-func (n *node) finish(ctx context.Context, p *pod) {
+func (n *node) finish(_ context.Context, p *pod) {
 	n.mu.Lock()
-	if p.phase != podRunning {
-		n.mu.Unlock()
+	defer n.mu.Unlock()
+	if p.phase != podRunning || p.deleting {
 		return
 	}
 	p.phase = podFinished
+	p.finishedAt = time.Now()
 	n.used.sub(p.requests)
-	n.mu.Unlock()
 	n.fleet.metrics.podTransitions.WithLabelValues("Succeeded").Inc()
-	n.syncStatus(ctx, p, 0)
+	n.setStatusLocked(p)
 }
 
-// reject writes the kubelet's admission failure.
-func (n *node) reject(ctx context.Context, p *pod) {
+// reject writes the kubelet's admission failure. Call with n.mu held.
+func (n *node) reject(p *pod) {
 	f := n.fleet
 	f.metrics.podTransitions.WithLabelValues("Failed").Inc()
 	if f.events != nil {
 		f.events.record(n, podRef(p), v1.EventTypeWarning, p.rejectReason, p.rejectMessage)
 	}
-	n.syncStatus(ctx, p, 0)
+	n.setStatusLocked(p)
 }
 
-// statusFor returns the status the pod's phase calls for, or nil when there
-// is nothing (more) to write. Call with n.mu held.
-func (n *node) statusFor(p *pod) map[string]any {
-	switch {
-	case p.deleting || p.phase == podNew || p.phase == podTerminating:
-		return nil // a deletion writes its own status
-	case p.rejectReason != "":
-		return map[string]any{
-			"phase":   v1.PodFailed,
-			"reason":  p.rejectReason,
-			"message": "Pod was rejected: " + p.rejectMessage,
-		}
-	case p.phase == podAdmitted:
-		return n.podStatus(p, v1.PodPending)
-	case p.phase == podRunning:
-		return n.podStatus(p, v1.PodRunning)
-	default:
-		return n.podStatus(p, v1.PodSucceeded)
-	}
-}
-
-// syncStatus writes the status of the pod's current phase unless the API has
-// it already. A write that fails for a passing reason is tried again after a
-// backoff with whatever status is current by then, as the kubelet's status
-// manager keeps syncing until the API agrees with it. Forbidden counts as
-// passing: the Node authorizer learns of a newly bound pod asynchronously,
-// so the node's first GET of it can be refused.
-func (n *node) syncStatus(ctx context.Context, p *pod, attempt int) {
-	f := n.fleet
-	p.writes.Lock()
-	defer p.writes.Unlock()
-	n.mu.Lock()
-	step := p.statusStep()
-	var status map[string]any
-	if p.written != step {
-		status = n.statusFor(p)
-	}
-	n.mu.Unlock()
-	if status == nil {
-		return
-	}
-	err := n.writePodStatus(ctx, p, status)
-	switch {
-	case err == nil:
-		p.written = step
-	case ctx.Err() == nil && (retriable(err) || apierrors.IsForbidden(err)):
-		f.sched.After(f.backoff(attempt+1), priorityPod, func(ctx context.Context) { n.syncStatus(ctx, p, attempt+1) })
-	}
-}
-
-// terminate handles a pod being deleted: the kubelet stops its containers,
-// reports them terminated, and removes the pod with grace period 0 and a UID
-// precondition. Call with n.mu held.
+// terminate carries out a pod's deletion as the kubelet's pod worker does:
+// the status reports the deletion's new generation observed, the
+// containers are killed and the status says Succeeded (they exit 0); once
+// the pod's volumes are unmounted the pod is finished, and the node's status
+// sync reads it a last time and deletes it with grace period 0. Call with
+// n.mu held.
 func (n *node) terminate(p *pod) {
-	n.fleet.sched.Now(priorityPod, func(ctx context.Context) { n.carryOutDeletion(ctx, p, 0) })
-}
-
-// carryOutDeletion does the API writes of a deletion; a step that fails for a
-// passing reason is tried again after a backoff, as the kubelet's status
-// manager retries.
-func (n *node) carryOutDeletion(ctx context.Context, p *pod, attempt int) {
-	f := n.fleet
-	retry := func(err error) bool {
-		if err == nil || !retriable(err) || ctx.Err() != nil {
-			return false
-		}
-		f.sched.After(f.backoff(attempt+1), priorityPod, func(ctx context.Context) { n.carryOutDeletion(ctx, p, attempt+1) })
-		return true
-	}
-	p.writes.Lock()
-	defer p.writes.Unlock()
-	// As a kubelet: the status reports the deletion's new generation
-	// observed, the containers are killed, the terminal status follows
-	// (Succeeded: the containers exit 0), and the DELETE goes out on the
-	// strength of the GET that preceded that last status write.
-	n.mu.Lock()
-	var observed, terminal map[string]any
-	stopping := p.phase == podRunning || p.phase == podAdmitted
-	if stopping && !p.generationWritten {
-		current := v1.PodPending
-		if p.phase == podRunning {
-			current = v1.PodRunning
-		}
-		observed = n.podStatus(p, current)
-	}
-	if stopping {
-		n.used.sub(p.requests)
-		p.phase = podTerminating
-	}
-	if p.phase == podTerminating && !p.terminatedWritten {
-		terminal = n.podStatus(p, v1.PodSucceeded)
-	}
-	n.mu.Unlock()
-	if observed != nil {
-		// Best effort: a failure leaves the terminal status to say it.
-		_ = n.writePodStatus(ctx, p, observed)
-		p.generationWritten = true
-	}
-	if stopping && f.events != nil {
-		for _, c := range p.containers {
-			f.events.record(n, podRef(p), v1.EventTypeNormal, "Killing", "Stopping container "+c.name)
-		}
-	}
-	if terminal != nil {
-		if err := n.writePodStatus(ctx, p, terminal); retry(err) {
-			return
-		}
-		p.terminatedWritten = true
-	} else if err := n.getPod(ctx, p); err != nil {
-		if !apierrors.IsNotFound(err) {
-			f.metrics.apiError(err)
-			retry(err)
-		}
-		return
-	}
-	err := n.client.Delete().AbsPath("/api/v1/namespaces", p.namespace, "pods", p.name).
-		Body(&metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &p.uid}}).
-		Do(ctx).Error()
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		f.metrics.apiError(err)
-		retry(err)
-	}
-}
-
-// podStatus builds the status of a pod in the given phase: Pending before
-// its sandbox is up and after, Running, or Succeeded (containers terminated,
-// sandbox gone). Call with n.mu held.
-func (n *node) podStatus(p *pod, phase v1.PodPhase) map[string]any {
-	now := metav1.NewTime(time.Now())
-	start := metav1.NewTime(p.startTime)
-	ready, sandbox := v1.ConditionFalse, v1.ConditionFalse
-	if phase == v1.PodRunning {
-		ready = v1.ConditionTrue
-	}
-	hasSandbox := phase == v1.PodRunning || phase == v1.PodPending && p.sandboxReady
-	if hasSandbox {
-		sandbox = v1.ConditionTrue
-	}
-	notReady, initialized := "ContainersNotReady", ""
-	if phase == v1.PodSucceeded {
-		notReady, initialized = "PodCompleted", "PodCompleted"
-	}
-	cond := func(typ v1.PodConditionType, s v1.ConditionStatus, reason string) v1.PodCondition {
-		c := v1.PodCondition{Type: typ, Status: s, LastTransitionTime: now, ObservedGeneration: p.generation}
-		if s == v1.ConditionFalse || typ == v1.PodInitialized {
-			c.Reason = reason
-		}
-		return c
-	}
-	conditions := []v1.PodCondition{
-		cond(v1.PodReadyToStartContainers, sandbox, "PodSandboxNotReady"),
-		cond(v1.PodInitialized, v1.ConditionTrue, initialized),
-		cond(v1.ContainersReady, ready, notReady),
-		cond(v1.PodReady, ready, notReady),
-	}
-	status := map[string]any{
-		"phase":                 phase,
-		"conditions":            conditions,
-		"hostIP":                n.ip.String(),
-		"hostIPs":               []v1.HostIP{{IP: n.ip.String()}},
-		"startTime":             start,
-		"containerStatuses":     n.containerStatuses(p, p.containers, phase),
-		"initContainerStatuses": n.initContainerStatuses(p),
-	}
-	if p.generation > 0 {
-		status["observedGeneration"] = p.generation
-	}
-	// The IP comes with the pod sandbox: not in the first, pending status.
-	if p.ip != 0 && hasSandbox {
-		ip := uintToIP(p.ip).String()
-		status["podIP"] = ip
-		status["podIPs"] = []v1.PodIP{{IP: ip}}
-	}
-	return status
-}
-
-func (n *node) containerStatuses(p *pod, cs []containerInfo, phase v1.PodPhase) []v1.ContainerStatus {
-	out := make([]v1.ContainerStatus, len(cs))
-	for i, c := range cs {
-		s := v1.ContainerStatus{Name: c.name, Image: c.image, ImageID: c.image}
-		switch phase {
-		case v1.PodPending:
-			s.State.Waiting = &v1.ContainerStateWaiting{Reason: "ContainerCreating"}
-			s.Started = ptr.To(false)
-		case v1.PodRunning:
-			s.ContainerID = containerID(p, c.name)
-			s.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(p.runningSince)}
-			s.Ready, s.Started = true, ptr.To(true)
-		default: // Succeeded, or terminating
-			s.ContainerID = containerID(p, c.name)
-			s.State.Terminated = &v1.ContainerStateTerminated{
-				ExitCode: 0, Reason: "Completed", ContainerID: s.ContainerID,
-				StartedAt: metav1.NewTime(p.runningSince), FinishedAt: metav1.Now(),
+	n.setStatusLocked(p)
+	n.fleet.sched.After(runtimeCalls, priorityPod, func(context.Context) {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if p.phase == podRunning || p.phase == podAdmitted {
+			n.used.sub(p.requests)
+			if n.fleet.events != nil {
+				for _, c := range p.containers {
+					n.fleet.events.record(n, podRef(p), v1.EventTypeNormal, "Killing", "Stopping container "+c.name)
+				}
 			}
-			s.Started = ptr.To(false)
+			p.phase = podTerminating
+			p.finishedAt = time.Now()
+			n.setStatusLocked(p)
 		}
-		out[i] = s
-	}
-	return out
-}
-
-// initContainerStatuses shows every init container completed.
-func (n *node) initContainerStatuses(p *pod) []v1.ContainerStatus {
-	out := make([]v1.ContainerStatus, len(p.initContainers))
-	for i, c := range p.initContainers {
-		id := containerID(p, c.name)
-		out[i] = v1.ContainerStatus{
-			Name: c.name, Image: c.image, ImageID: c.image, ContainerID: id, Ready: true, Started: ptr.To(false),
-			State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
-				ExitCode: 0, Reason: "Completed", ContainerID: id,
-				StartedAt: metav1.NewTime(p.startTime), FinishedAt: metav1.NewTime(p.startTime),
-			}},
+		unmounted := time.Now()
+		if p.hasVolumes {
+			unmounted = n.volumesWaited(unmounted)
 		}
-	}
-	return out
+		n.fleet.sched.At(unmounted, priorityPod, func(context.Context) {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			p.terminal = true
+			n.setStatusLocked(p)
+		})
+	})
 }
 
 func containerID(p *pod, container string) string {
 	return "fake://" + string(p.uid) + "/" + container
-}
-
-// writePodStatus sends a strategic-merge patch of the pod's status with the
-// pod's UID as precondition, as the kubelet's status manager does.
-func (n *node) writePodStatus(ctx context.Context, p *pod, status map[string]any) error {
-	patch, err := statusPatch(status, p.uid)
-	if err != nil {
-		return err
-	}
-	if err := n.getPod(ctx, p); err != nil {
-		return err
-	}
-	err = n.client.Patch(types.StrategicMergePatchType).AbsPath("/api/v1/namespaces", p.namespace, "pods", p.name, "status").Body(patch).Do(ctx).Error()
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
-		n.fleet.metrics.apiError(err)
-		klog.V(2).InfoS("Pod status patch failed", "pod", klog.KRef(p.namespace, p.name), "node", n.name, "err", err)
-	}
-	return err
 }
 
 // retriable reports errors worth another try: the server was busy or

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func testFleetOn(t *testing.T, server string) *Fleet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.nodes[0].client = client
+	f.nodes[0].useClients(sameClient(client))
 	return f
 }
 
@@ -149,18 +150,22 @@ func TestPodIPsAreUniqueAndInsideThePodCIDR(t *testing.T) {
 	}
 }
 
+// TestRunningPodStatus: a Running pod's status as the kubelet writes it
+// when nobody else wrote conditions: every condition it owns True, in its
+// order, without reasons (null, so a Pending reason does not survive the
+// merge), the container running with its resources, the init container
+// completed.
 func TestRunningPodStatus(t *testing.T) {
 	f := testFleet(t, nil)
 	n := f.nodes[0]
 	p := &pod{
-		uid: "u1", namespace: "ns", name: "p", phase: podRunning,
-		containers:     []containerInfo{{"app", "img:1"}},
-		initContainers: []containerInfo{{"init", "img:0"}},
+		uid: "u1", namespace: "ns", name: "p",
+		podState:       podState{phase: podRunning, sandboxReady: true, startTime: time.Now().Add(-time.Second), runningSince: time.Now()},
+		containers:     []containerInfo{{"app", "img:1", ""}},
+		initContainers: []containerInfo{{"init", "img:0", ""}},
 		ip:             ipToUint(net.ParseIP("10.64.0.5")),
-		startTime:      time.Now().Add(-time.Second),
-		runningSince:   time.Now(),
 	}
-	patch, err := statusPatch(n.podStatus(p, v1.PodRunning), p.uid)
+	patch, err := fullStatusPatch(n.generateStatus(p, p.podState, p.keptSpec(), time.Time{}), p.uid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,26 +183,22 @@ func TestRunningPodStatus(t *testing.T) {
 	if s.Phase != v1.PodRunning || s.PodIP != "10.64.0.5" || s.HostIP != n.ip.String() || s.StartTime == nil {
 		t.Errorf("phase %s podIP %s hostIP %s startTime %v", s.Phase, s.PodIP, s.HostIP, s.StartTime)
 	}
-	want := map[v1.PodConditionType]v1.ConditionStatus{
-		v1.PodReadyToStartContainers: v1.ConditionTrue, v1.PodInitialized: v1.ConditionTrue,
-		v1.ContainersReady: v1.ConditionTrue, v1.PodReady: v1.ConditionTrue,
-	}
+	var order []v1.PodConditionType
 	for _, c := range s.Conditions {
-		if want[c.Type] != c.Status {
-			t.Errorf("condition %s = %s", c.Type, c.Status)
+		order = append(order, c.Type)
+		if c.Status != v1.ConditionTrue || c.Reason != "" {
+			t.Errorf("condition %s = %s %q", c.Type, c.Status, c.Reason)
 		}
-		delete(want, c.Type)
 	}
-	if len(want) > 0 {
-		t.Errorf("conditions missing: %v", want)
+	wantOrder := []v1.PodConditionType{v1.PodReadyToStartContainers, v1.PodInitialized, v1.PodReady, v1.ContainersReady, v1.PodScheduled}
+	if fmt.Sprint(order) != fmt.Sprint(wantOrder) {
+		t.Errorf("conditions %v, want the kubelet's order %v", order, wantOrder)
 	}
-	for _, c := range s.Conditions {
-		if c.Type == v1.PodScheduled {
-			t.Error("the patch must leave PodScheduled to the scheduler")
-		}
+	if !strings.Contains(string(patch), `"reason":null`) {
+		t.Errorf("the patch does not clear earlier reasons: %s", patch)
 	}
 	cs := s.ContainerStatuses[0]
-	if cs.State.Running == nil || !cs.Ready || cs.Started == nil || !*cs.Started || cs.ContainerID == "" {
+	if cs.State.Running == nil || !cs.Ready || cs.Started == nil || !*cs.Started || cs.ContainerID == "" || cs.ImageID != "img:1" {
 		t.Errorf("container status %+v", cs)
 	}
 	ics := s.InitContainerStatuses[0]
@@ -318,7 +319,7 @@ func TestRefsOpenOneWatchPerObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.client = client
+	n.useClients(sameClient(client))
 	r := []objectRef{{"configmaps", "ns", "kube-root-ca.crt"}}
 	n.holdRefs(r)
 	n.holdRefs(r)
@@ -338,9 +339,9 @@ func TestRefsOpenOneWatchPerObject(t *testing.T) {
 }
 
 // TestStatusWriteRetriesUntilTheAuthorizerKnowsThePod: the Node authorizer
-// refuses a node's GET of a pod it has not linked to the node yet; the status
-// write must come back later rather than leave the pod Pending forever, and
-// must not be sent twice once it landed.
+// refuses a node's GET of a pod it has not linked to the node yet; the
+// status write must come back with the node's next status sync rather than
+// leave the pod Pending forever, and must not be sent twice once it landed.
 func TestStatusWriteRetriesUntilTheAuthorizerKnowsThePod(t *testing.T) {
 	var mu sync.Mutex
 	gets, patches := 0, 0
@@ -366,31 +367,37 @@ func TestStatusWriteRetriesUntilTheAuthorizerKnowsThePod(t *testing.T) {
 	}))
 	defer srv.Close()
 	f := testFleetOn(t, srv.URL)
+	f.statusSyncPeriod = 200 * time.Millisecond
 	n := f.nodes[0]
-	p := &pod{uid: "u1", namespace: "ns", name: "p", phase: podAdmitted, containers: []containerInfo{{"c", "img"}}, startTime: time.Now()}
+	p := &pod{uid: "u1", namespace: "ns", name: "p", podState: podState{phase: podAdmitted, startTime: time.Now()}, containers: []containerInfo{{"c", "img", ""}}}
 	n.pods[p.uid] = p
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	go f.sched.Run(ctx, 2)
-	n.syncStatus(ctx, p, 0)
-	for {
+	n.mu.Lock()
+	n.setStatusLocked(p)
+	n.mu.Unlock()
+	waitFor(ctx, t, "the refused status write tried again", func() bool {
 		mu.Lock()
-		done := patches > 0
-		mu.Unlock()
-		if done {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("the refused status write was never tried again")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	n.syncStatus(ctx, p, 0) // same phase: the API has it already
+		defer mu.Unlock()
+		return patches > 0
+	})
+	time.Sleep(3 * f.statusSyncPeriod) // the API has it: nothing more is sent
 	mu.Lock()
 	defer mu.Unlock()
 	if gets != 2 || patches != 1 {
 		t.Fatalf("got %d GETs and %d PATCHes, want 2 and 1", gets, patches)
+	}
+}
+
+func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		if ctx.Err() != nil {
+			t.Fatalf("waiting for %s: %v", what, ctx.Err())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -416,50 +423,50 @@ func TestEventsBeyondTheKubeletQueueAreDropped(t *testing.T) {
 
 // TestStatusSequenceLikeTheKubelet: the statuses a started then deleted pod
 // goes through, as a v1.37 kubelet writes them (seen on the kubelet morph):
-// Pending without, then with its sandbox (and IP), Running, and Succeeded
+// Pending without, then with its sandbox, Running (with its IP), and Succeeded
 // with the sandbox gone and the conditions' reason PodCompleted; each
-// reports the generation it observed.
+// reports the generation it observed, and a condition that is False says
+// why in the kubelet's words.
 func TestStatusSequenceLikeTheKubelet(t *testing.T) {
 	f := testFleet(t, nil)
 	n := f.nodes[0]
-	p := &pod{uid: "u1", namespace: "ns", name: "p", generation: 2,
-		containers: []containerInfo{{"app", "img:1"}}, ip: ipToUint(net.ParseIP("10.64.0.5")),
-		startTime: time.Now(), runningSince: time.Now()}
+	p := &pod{uid: "u1", namespace: "ns", name: "p", podState: podState{generation: 2, startTime: time.Now(), runningSince: time.Now()},
+		containers: []containerInfo{{"app", "img:1", ""}}, ip: ipToUint(net.ParseIP("10.64.0.5"))}
 	for _, tc := range []struct {
-		phase                    v1.PodPhase
+		phase                    podPhase
 		sandbox                  bool
+		want                     v1.PodPhase
 		wantSandbox, wantReady   v1.ConditionStatus
 		wantIP, wantReadyReason  string
+		wantSandboxMessage       string
 		wantRunning, wantStopped bool
 	}{
-		{v1.PodPending, false, v1.ConditionFalse, v1.ConditionFalse, "", "ContainersNotReady", false, false},
-		{v1.PodPending, true, v1.ConditionTrue, v1.ConditionFalse, "10.64.0.5", "ContainersNotReady", false, false},
-		{v1.PodRunning, true, v1.ConditionTrue, v1.ConditionTrue, "10.64.0.5", "", true, false},
-		{v1.PodSucceeded, true, v1.ConditionFalse, v1.ConditionFalse, "", "PodCompleted", false, true},
+		{podAdmitted, false, v1.PodPending, v1.ConditionFalse, v1.ConditionFalse, "", "ContainersNotReady", "no pod sandbox exists", false, false},
+		{podAdmitted, true, v1.PodPending, v1.ConditionTrue, v1.ConditionFalse, "", "ContainersNotReady", "", false, false},
+		{podRunning, true, v1.PodRunning, v1.ConditionTrue, v1.ConditionTrue, "10.64.0.5", "", "", true, false},
+		{podTerminating, true, v1.PodSucceeded, v1.ConditionFalse, v1.ConditionFalse, "10.64.0.5", "PodCompleted", "pod sandbox is not ready", false, true},
 	} {
-		t.Run(fmt.Sprintf("%s sandbox=%v", tc.phase, tc.sandbox), func(t *testing.T) {
-			p.sandboxReady = tc.sandbox
-			data, err := json.Marshal(n.podStatus(p, tc.phase))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var s v1.PodStatus
-			if err := json.Unmarshal(data, &s); err != nil {
-				t.Fatal(err)
-			}
-			if s.Phase != tc.phase || s.PodIP != tc.wantIP || s.ObservedGeneration != 2 {
+		t.Run(fmt.Sprintf("%s sandbox=%v", tc.want, tc.sandbox), func(t *testing.T) {
+			p.phase, p.sandboxReady = tc.phase, tc.sandbox
+			s := n.generateStatus(p, p.podState, p.keptSpec(), time.Time{})
+			if s.Phase != tc.want || s.PodIP != tc.wantIP || s.ObservedGeneration != 2 {
 				t.Errorf("phase %s podIP %q observedGeneration %d", s.Phase, s.PodIP, s.ObservedGeneration)
 			}
 			for _, c := range s.Conditions {
-				want, reason := tc.wantReady, tc.wantReadyReason
+				want, reason, message := tc.wantReady, tc.wantReadyReason, ""
+				if reason == "ContainersNotReady" {
+					message = "containers with unready status: [app]"
+				}
 				switch c.Type {
 				case v1.PodReadyToStartContainers:
-					want, reason = tc.wantSandbox, map[v1.ConditionStatus]string{v1.ConditionFalse: "PodSandboxNotReady"}[tc.wantSandbox]
+					want, reason, message = tc.wantSandbox, map[v1.ConditionStatus]string{v1.ConditionFalse: "PodSandboxNotReady"}[tc.wantSandbox], tc.wantSandboxMessage
 				case v1.PodInitialized:
-					want, reason = v1.ConditionTrue, map[bool]string{true: "PodCompleted"}[tc.wantStopped]
+					want, reason, message = v1.ConditionTrue, map[bool]string{true: "PodCompleted"}[tc.wantStopped], ""
+				case v1.PodScheduled:
+					want, reason, message = v1.ConditionTrue, "", ""
 				}
-				if c.Status != want || c.Reason != reason || c.ObservedGeneration != 2 {
-					t.Errorf("condition %s: %s %q (generation %d), want %s %q", c.Type, c.Status, c.Reason, c.ObservedGeneration, want, reason)
+				if c.Status != want || c.Reason != reason || c.Message != message || c.ObservedGeneration != 2 {
+					t.Errorf("condition %s: %s %q %q (generation %d), want %s %q %q", c.Type, c.Status, c.Reason, c.Message, c.ObservedGeneration, want, reason, message)
 				}
 			}
 			cs := s.ContainerStatuses[0]

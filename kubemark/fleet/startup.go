@@ -129,7 +129,7 @@ func (n *node) postReady(ctx context.Context, nodeUID types.UID) {
 	n.mu.Unlock()
 	patch, err := statusPatch(map[string]any{"conditions": []v1.NodeCondition{ready}}, "")
 	if err == nil {
-		err = n.client.Patch(types.StrategicMergePatchType).AbsPath("/api/v1/nodes", n.name, "status").Body(patch).Do(ctx).Error()
+		err = n.heartbeat.Patch(types.StrategicMergePatchType).AbsPath("/api/v1/nodes", n.name, "status").Body(patch).Do(ctx).Error()
 	}
 	if err != nil {
 		f.metrics.apiError(err)
@@ -154,20 +154,20 @@ func (n *node) postReady(ctx context.Context, nodeUID types.UID) {
 func (n *node) startLease(ctx context.Context) {
 	f := n.fleet
 	lease := &coordinationv1.Lease{}
-	err := n.client.Get().AbsPath(leasesPath, n.name).Do(ctx).Into(lease)
+	err := n.heartbeat.Get().AbsPath(leasesPath, n.name).Do(ctx).Into(lease)
 	if err == nil {
 		n.leaseAcquired(lease, true)
 		return
 	}
 	if apierrors.IsNotFound(err) {
 		node := &v1.Node{}
-		err = n.client.Get().AbsPath("/api/v1/nodes", n.name).Do(ctx).Into(node)
+		err = n.heartbeat.Get().AbsPath("/api/v1/nodes", n.name).Do(ctx).Into(node)
 		if apierrors.IsNotFound(err) {
 			f.sched.After(f.renewInterval(), priorityStartup, n.startLease)
 			return
 		}
 		if err == nil {
-			err = n.client.Post().AbsPath(leasesPath).Body(n.newLease(node.UID)).Do(ctx).Into(lease)
+			err = n.heartbeat.Post().AbsPath(leasesPath).Body(n.newLease(node.UID)).Do(ctx).Into(lease)
 			if err == nil {
 				n.leaseAcquired(lease, false)
 				return
@@ -186,9 +186,9 @@ func (n *node) startLease(ctx context.Context) {
 // period has not begun — which makes an empty patch.
 func (n *node) firstStatusSync(ctx context.Context) {
 	f := n.fleet
-	err := n.client.Get().AbsPath("/api/v1/nodes", n.name).Do(ctx).Error()
+	err := n.heartbeat.Get().AbsPath("/api/v1/nodes", n.name).Do(ctx).Error()
 	if err == nil {
-		err = n.client.Patch(types.StrategicMergePatchType).AbsPath("/api/v1/nodes", n.name, "status").Body([]byte("{}")).Do(ctx).Error()
+		err = n.heartbeat.Patch(types.StrategicMergePatchType).AbsPath("/api/v1/nodes", n.name, "status").Body([]byte("{}")).Do(ctx).Error()
 	}
 	if err != nil && ctx.Err() == nil {
 		f.metrics.apiError(err)

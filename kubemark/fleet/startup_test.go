@@ -218,7 +218,7 @@ func runStartup(t *testing.T, api *fakeAPI) *Fleet {
 		t.Fatal(err)
 	}
 	n := f.nodes[0]
-	n.client = client
+	n.useClients(sameClient(client))
 	ctx, cancel := context.WithCancel(context.Background())
 	f.watchCtx = ctx
 	done := make(chan struct{})
@@ -395,7 +395,7 @@ func TestDeletedNodeCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := f.nodes[0]
-	n.client = client
+	n.useClients(sameClient(client))
 	n.started, n.deleted, n.heartbeating = true, true, true
 	n.lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: n.name, Namespace: leaseNamespace}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -452,7 +452,7 @@ func TestTakeOverNode(t *testing.T) {
 			defer cancel()
 			f.watchCtx = ctx
 			n := f.nodes[0]
-			n.client = client
+			n.useClients(sameClient(client))
 			n.started, n.registered, n.heartbeating, n.uid = true, true, true, "old-uid"
 			n.lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: n.name, Namespace: leaseNamespace}}
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -34,6 +35,12 @@ type Config struct {
 	RegisterWithTaints  []v1.Taint
 	MaxPods             int
 	ExtendedResources   map[string]string
+	// CPU, Memory and EphemeralStorage are the node's capacity: the machine
+	// the fake cAdvisor reports, and the root filesystem's size. CPU is
+	// whole cores, as cAdvisor counts them.
+	CPU, Memory, EphemeralStorage resource.Quantity
+	// ClusterDNS are the DNS servers the kubelet gives pods (--cluster-dns).
+	ClusterDNS          []string
 	UseHostImageService bool
 	// RootDir is the kubelet's root folder. Empty means a private temporary
 	// folder, removed on exit.
@@ -79,6 +86,14 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxPods <= 0 {
 		return fmt.Errorf("--max-pods=%d: must be greater than 0", c.MaxPods)
+	}
+	if c.Morph == "kubelet" {
+		if c.CPU.Sign() <= 0 || c.CPU.MilliValue()%1000 != 0 {
+			return fmt.Errorf("--cpu=%s: the kubelet morph takes whole cores (1, 2, ...)", &c.CPU)
+		}
+		if c.Memory.Sign() <= 0 || c.EphemeralStorage.Sign() < 0 {
+			return fmt.Errorf("--memory=%s --ephemeral-storage=%s: capacities must be positive", &c.Memory, &c.EphemeralStorage)
+		}
 	}
 	return nil
 }

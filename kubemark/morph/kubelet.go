@@ -117,7 +117,7 @@ func RunKubelet(ctx context.Context, c *Config) error {
 		}
 	}
 
-	containerManager := cm.NewStubContainerManager()
+	var containerManager cm.ContainerManager = cm.NewStubContainerManager()
 	if len(c.ExtendedResources) > 0 {
 		extended := v1.ResourceList{}
 		for name, q := range c.ExtendedResources {
@@ -129,6 +129,12 @@ func RunKubelet(ctx context.Context, c *Config) error {
 		}
 		containerManager = cm.NewStubContainerManagerWithDevicePluginResource(extended)
 	}
+	capacity := v1.ResourceList{v1.ResourceMemory: c.Memory, v1.ResourceEphemeralStorage: c.EphemeralStorage}
+	reservation, err := evictionReservation(kc.EvictionHard, capacity)
+	if err != nil {
+		return err
+	}
+	containerManager = &hollowContainerManager{ContainerManager: containerManager, ephemeralStorage: c.EphemeralStorage, reservation: reservation}
 
 	deps := &kubelet.Dependencies{
 		KubeClient:                client,
@@ -136,7 +142,7 @@ func RunKubelet(ctx context.Context, c *Config) error {
 		ProbeManager:              hollowProber{},
 		RemoteRuntimeService:      runtimeService,
 		RemoteImageService:        imageService,
-		CAdvisorInterface:         &cadvisortest.Fake{NodeName: c.NodeName},
+		CAdvisorInterface:         &fakeMachine{Fake: cadvisortest.Fake{NodeName: c.NodeName}, cores: int(c.CPU.Value()), memory: uint64(c.Memory.Value())},
 		OSInterface:               &containertest.FakeOS{},
 		ContainerManager:          containerManager,
 		VolumePlugins:             volumePlugins(),
@@ -229,7 +235,9 @@ func kubeletConfiguration(c *Config, root string) (*options.KubeletFlags, *kubel
 	kc.EvictionPressureTransitionPeriod.Duration = 5 * time.Minute
 	kc.MaxPods = int32(c.MaxPods)
 	kc.PodsPerCore = 0
-	kc.ClusterDNS = []string{}
+	// A kubelet of a real cluster knows its cluster DNS; without it every
+	// pod would cost two MissingClusterDNS events.
+	kc.ClusterDNS = c.ClusterDNS
 	kc.ImageGCHighThresholdPercent = 90
 	kc.ImageGCLowThresholdPercent = 80
 	kc.ProviderID = "kubemark://" + c.NodeName

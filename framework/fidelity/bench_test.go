@@ -1,0 +1,45 @@
+package fidelity
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kscale/kscale/framework/benchjson"
+)
+
+// BenchmarkFidelity runs the workloads on 20 kubelet morphs and 20 fleet
+// nodes, three rounds in one cluster (each kind in turn), and records every
+// figure as the median over the rounds, judged against its target, in
+// results/bench/fidelity.json.
+func BenchmarkFidelity(b *testing.B) {
+	const nodes, rounds = 20, 3
+	env, targets := startGroups(b, nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	b.ResetTimer()
+	var reports []*Report
+	for round := 1; round <= rounds; round++ {
+		o := DefaultOptions()
+		o.BurstPods, o.StreamPodsPerNode, o.Round = 15, 3, round
+		r, err := Run(ctx, env, o, targets...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		reports = append(reports, r)
+	}
+	b.StopTimer()
+	merged := Merge(reports...)
+	b.Log("\n" + merged.String())
+	missed := merged.Missed(true)
+	path, err := benchjson.Write("fidelity", map[string]any{
+		"nodesPerKind": nodes, "rounds": rounds,
+		"burstPods": 15, "streamPods": 3 * nodes, "streamQPS": DefaultOptions().StreamQPS,
+		"figures": merged.Figures, "missed": len(missed), "statusDifferences": merged.Status,
+		"observations": merged.Observations,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("wrote %s: %d of %d figures miss their target", path, len(missed), len(merged.Figures))
+}
