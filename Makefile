@@ -21,9 +21,9 @@ LDFLAGS := -s -w $(foreach p,$(VERSION_PKGS),-X '$(p).gitVersion=$(K8S_VERSION)'
 # Kubernetes tree (minutes on a cold cache), so `make vet-all` does that apart.
 # Integration packages start real clusters and run one at a time.
 HEAVY_PKGS       := /cmd/ /controlplane/components /kubemark/morph
-INTEGRATION_PKGS := ./framework/provider/local/... ./framework/provider/kubemark ./suites
+INTEGRATION_PKGS := ./framework/provider/local/... ./framework/provider/kubemark ./framework/fidelity ./suites
 LIGHT_PKGS = $(shell $(GO) list ./... | grep -v $(foreach p,$(HEAVY_PKGS),-e $(p)))
-UNIT_PKGS  = $(shell $(GO) list ./... | grep -v $(foreach p,$(HEAVY_PKGS) /suites /framework/provider/local /framework/provider/kubemark,-e $(p)))
+UNIT_PKGS  = $(shell $(GO) list ./... | grep -v $(foreach p,$(HEAVY_PKGS) /suites /framework/provider/local /framework/provider/kubemark /framework/fidelity,-e $(p)))
 
 export KSCALE_BIN_DIR := $(BIN)
 
@@ -54,10 +54,11 @@ integration: build
 density: build ## the density suite: local cluster, hollow-node fleets, the density config, SLO verdicts, reports
 	$(GO) tool ginkgo --timeout=24h ./suites/density -- --nodes=$${NODES:-100} $(ARGS)
 
-# make bench BENCH=FleetKubelet1000 runs one; all of them take about 1.5 h.
+# make bench BENCH=FleetKubelet1000 runs one (BENCH=Fidelity: the fleet
+# against kubelet morphs); all of them take about 2 h.
 BENCH ?= .
 bench: build ## benchmarks; results in results/bench/*.json (KSCALE_BENCH_NODES=1000 for the big density run)
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -timeout 180m ./framework/tuningset/ ./framework/executor/ ./framework/provider/local/... ./suites
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -timeout 180m ./framework/tuningset/ ./framework/executor/ ./framework/provider/local/... ./framework/fidelity ./suites
 
 clean-results:
 	rm -rf results/*/ && mkdir -p results
