@@ -57,3 +57,69 @@ func BenchmarkDensity(b *testing.B) {
 	b.ReportMetric(elapsed.Seconds(), "s/run")
 	b.Logf("wrote %s", path)
 }
+
+// BenchmarkDensityRepeat runs the main job — the density suite as `make
+// density` runs it, with no flag but --nodes (KSCALE_BENCH_NODES, default
+// 100) — KSCALE_BENCH_RUNS times (default 5), each on a fresh local cluster,
+// and records each run's verdict, the API call SLO's worst 5-minute window,
+// the measurements' verdicts and any host saturation in
+// results/bench/density-repeat.json.
+func BenchmarkDensityRepeat(b *testing.B) {
+	nodes, runs := 100, 5
+	for _, v := range []struct {
+		env string
+		to  *int
+	}{{"KSCALE_BENCH_NODES", &nodes}, {"KSCALE_BENCH_RUNS", &runs}} {
+		if s := os.Getenv(v.env); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n <= 0 {
+				b.Fatalf("%s=%q: want a positive number", v.env, s)
+			}
+			*v.to = n
+		}
+	}
+	type result struct {
+		ExitCode      int               `json:"exitCode"`
+		Verdict       report.Verdict    `json:"verdict"`
+		WorstAPIMs    float64           `json:"worstAPIWindowP99Ms"`
+		Seconds       float64           `json:"seconds"`
+		Measurements  map[string]string `json:"measurements"`
+		HostSaturated []string          `json:"hostSaturated,omitempty"`
+	}
+	var results []result
+	passed := 0
+	worst := 0.0
+	for i := range runs {
+		r := startSuiteArgs(b, []string{fmt.Sprintf("--nodes=%d", nodes)})
+		start := time.Now()
+		code := r.wait(b, 3*time.Hour)
+		res := result{ExitCode: code, Seconds: time.Since(start).Seconds(), Measurements: map[string]string{}}
+		run, err := report.ReadRun(r.reportDir)
+		if err != nil {
+			b.Fatalf("run %d: exit %d, no summary: %v; log:\n%s", i+1, code, err, r.tail())
+		}
+		res.Verdict = run.Verdict
+		for _, m := range run.Measurements {
+			res.Measurements[m.Name] = string(m.Verdict)
+			if m.Method == "APIResponsivenessPrometheus" {
+				res.WorstAPIMs = max(res.WorstAPIMs, m.Headline["worst p99 ms"])
+			}
+			if m.HostSaturated != "" {
+				res.HostSaturated = append(res.HostSaturated, m.Name+": "+m.HostSaturated)
+			}
+		}
+		if code == 0 && run.Verdict == report.RunPass {
+			passed++
+		}
+		worst = max(worst, res.WorstAPIMs)
+		b.Logf("run %d of %d: exit %d, verdict %s, worst API window p99 %.0f ms, %.0f s", i+1, runs, code, run.Verdict, res.WorstAPIMs, res.Seconds)
+		results = append(results, res)
+	}
+	path, err := benchjson.Write("density-repeat", map[string]any{
+		"nodes": nodes, "runs": runs, "passed": passed, "worstAPIWindowP99Ms": worst, "results": results,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("wrote %s: %d of %d runs passed, worst API window p99 %.0f ms", path, passed, runs, worst)
+}
