@@ -21,7 +21,13 @@ func Clients(cfg *rest.Config, n int) (kubernetes.Interface, []dynamic.Interface
 	if n < 1 {
 		n = 1
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	// The typed client (measurements' watches of thousands of pods) speaks
+	// protobuf, as the control plane's own clients do: a JSON watcher
+	// would make the apiserver encode every pod event once more.
+	typed := rest.CopyConfig(cfg)
+	typed.ContentType = "application/vnd.kubernetes.protobuf"
+	typed.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	client, err := kubernetes.NewForConfig(typed)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("creating the API client: %w", err)
 	}

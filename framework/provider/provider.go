@@ -38,6 +38,9 @@ type Options struct {
 	Dir string
 	// KeepCluster leaves the cluster and hollow nodes running at Teardown.
 	KeepCluster bool
+	// ControllerManagerQPS is the local control plane's controller-manager
+	// client QPS and burst; 0 sizes it to the machine (local.SizeFor).
+	ControllerManagerQPS int
 	// Progress receives progress lines of long waits; nil is quiet.
 	Progress io.Writer
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,13 +21,13 @@ import (
 	"github.com/kscale/kscale/framework/config"
 	"github.com/kscale/kscale/framework/executor"
 	"github.com/kscale/kscale/framework/provider"
+	"github.com/kscale/kscale/framework/provider/local"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/framework/runner"
 	"github.com/kscale/kscale/measurements"
 
-	// The providers a suite can name.
+	// The providers a suite can name (local is imported above).
 	_ "github.com/kscale/kscale/framework/provider/existing"
-	_ "github.com/kscale/kscale/framework/provider/local"
 )
 
 // Suite is one suite: its name, its default config and its labels.
@@ -87,7 +88,7 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 	po := provider.Options{
 		Nodes: f.Nodes, Kubeconfig: f.Kubeconfig, RootKubeconfig: f.RootKubeconfig, Hollow: f.Hollow,
 		NodesPerFleet: f.NodesPerFleet, MaxPods: f.MaxPods, HollowArgs: f.HollowArgs, Dir: f.ReportDir,
-		KeepCluster: f.KeepCluster, Progress: os.Stderr,
+		KeepCluster: f.KeepCluster, Progress: os.Stderr, ControllerManagerQPS: f.ControllerManagerQPS,
 	}
 	if f.PodStartDelay != "" {
 		if f.Hollow != provider.HollowFleet {
@@ -106,11 +107,23 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 		Provider: f.Provider, Force: f.Force, Progress: os.Stderr, AllowNotMeasured: f.AllowNotMeasured,
 	}
 	if f.PodsPerNode > 0 {
-		path, err := podsPerNodeOverride(f.ReportDir, f.PodsPerNode)
+		path, err := podsPerNodeOverride(f.ReportDir, f.PodsPerNode, "--pods-per-node of the suite")
 		if err != nil {
 			return nil, err
 		}
 		o.Overrides = append(o.Overrides, path)
+	} else if f.Provider == "local" {
+		// The machine's size comes first: the user's overrides win.
+		sizing := local.SizeFor(runtime.NumCPU())
+		if f.ControllerManagerQPS != 0 {
+			sizing.ControllerManagerQPS = f.ControllerManagerQPS
+		}
+		fmt.Fprintln(os.Stderr, sizing)
+		path, err := podsPerNodeOverride(f.ReportDir, sizing.PodsPerNode, "pods per node of a local run sized to the machine")
+		if err != nil {
+			return nil, err
+		}
+		o.Overrides = append([]string{path}, o.Overrides...)
 	}
 	if o.Nodes == 0 {
 		// Sized for the nodes the cluster has (existing provider): the
@@ -132,12 +145,12 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 
 // podsPerNodeOverride writes --pods-per-node as an overrides file in the
 // report folder, applied after the user's (the later file wins).
-func podsPerNodeOverride(dir string, pods int) (string, error) {
+func podsPerNodeOverride(dir string, pods int, why string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("--report-dir: %w", err)
 	}
 	path := filepath.Join(dir, "overrides_pods-per-node.yaml")
-	body := "# --pods-per-node of the suite\nPODS_PER_NODE: " + strconv.Itoa(pods) + "\n"
+	body := "# " + why + "\nPODS_PER_NODE: " + strconv.Itoa(pods) + "\n"
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		return "", fmt.Errorf("writing the --pods-per-node override: %w", err)
 	}

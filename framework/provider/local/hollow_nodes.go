@@ -14,10 +14,15 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/klog/v2"
+
 	"github.com/kscale/kscale/controlplane/clusterdir"
 	"github.com/kscale/kscale/controlplane/freeport"
 	"github.com/kscale/kscale/framework/binaries"
 )
+
+// HollowNice is the nice value hollow-node processes run at.
+const HollowNice = 10
 
 // HollowLabel is put on every Node that a hollow node of this provider
 // registers, with the group's name as value, so the provider can find (and
@@ -147,6 +152,13 @@ func startHollow(binary, logPath string, args []string) (*HollowProcess, error) 
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting kubemark %s: %w", strings.Join(args, " "), err)
+	}
+	// Hollow nodes stand in for kubelets that have machines of their own:
+	// they run below the control plane's CPU priority, so a machine short
+	// of CPU slows them rather than the system under test. Every thread
+	// of the new process group is set; threads made later inherit it.
+	if err := syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, HollowNice); err != nil {
+		klog.V(1).InfoS("Could not lower the hollow node's CPU priority", "pid", cmd.Process.Pid, "err", err)
 	}
 	p := &HollowProcess{PID: cmd.Process.Pid, LogFile: logPath, cmd: cmd, exited: make(chan struct{})}
 	go func() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -36,6 +37,9 @@ func NewProvider(o provider.Options) (provider.Provider, error) {
 	if err := o.CheckHollow("local"); err != nil {
 		return nil, err
 	}
+	if o.ControllerManagerQPS < 0 {
+		return nil, fmt.Errorf("--controller-manager-qps=%d: must be 0 (sized to the machine) or more", o.ControllerManagerQPS)
+	}
 	if o.Dir == "" {
 		return nil, errors.New("local provider: a folder for the cluster is required")
 	}
@@ -49,6 +53,11 @@ func (p *Provider) Provision(ctx context.Context) (*provider.Cluster, error) {
 	start := time.Now()
 	opts := controlplane.DefaultOptions()
 	opts.APIServerPort = 0
+	qps := p.o.ControllerManagerQPS
+	if qps == 0 {
+		qps = SizeFor(runtime.NumCPU()).ControllerManagerQPS
+	}
+	opts.ControllerManagerQPS, opts.ControllerManagerBurst = float32(qps), qps
 	opts.StopWithCaller = !p.o.KeepCluster
 	dir := filepath.Join(p.o.Dir, "cluster")
 	klog.InfoS("Starting the local control plane", "dir", dir)

@@ -1,0 +1,38 @@
+package local
+
+import "fmt"
+
+// Sizing is the default size of a local run for the machine it runs on.
+// The control plane, the hollow nodes and the test share the machine's
+// cores, and a density run's bursts — the controller-manager creating or
+// deleting pods as fast as its client QPS lets it, each pod then written by
+// the scheduler and a kubelet-like node — saturate two cores at the
+// classic settings (controller-manager QPS 100, 30 pods per node): the API
+// call SLO then measures the machine, not Kubernetes. Below the cores the
+// classic settings need, both scale with the cores.
+type Sizing struct {
+	Cores int
+	// ControllerManagerQPS is the controller-manager's client QPS and
+	// burst: 25 per core, the classic 100 from 4 cores.
+	ControllerManagerQPS int
+	// PodsPerNode is the density and load configs' PODS_PER_NODE: 5 per
+	// core, the classic 30 from 6 cores.
+	PodsPerNode int
+}
+
+// SizeFor is the sizing of a machine with cores cores.
+func SizeFor(cores int) Sizing {
+	cores = max(1, cores)
+	return Sizing{Cores: cores, ControllerManagerQPS: min(100, 25*cores), PodsPerNode: min(30, 5*cores)}
+}
+
+// Classic reports whether the sizing is the classic one.
+func (s Sizing) Classic() bool { return s.ControllerManagerQPS == 100 && s.PodsPerNode == 30 }
+
+func (s Sizing) String() string {
+	if s.Classic() {
+		return fmt.Sprintf("local run sized for %d cores: the classic controller-manager QPS 100 and 30 pods per node", s.Cores)
+	}
+	return fmt.Sprintf("local run sized for %d cores: controller-manager QPS %d (25 per core), %d pods per node (5 per core); "+
+		"--controller-manager-qps=100 --pods-per-node=30 for the classic run", s.Cores, s.ControllerManagerQPS, s.PodsPerNode)
+}
