@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,25 +28,28 @@ import (
 // the small overrides (few latency pods, quickly).
 var ciArgs = []string{"--nodes=20", "--pods-per-node=10", "--nodes-per-fleet=10", "--testoverrides=../../configs/density/overrides/small.yaml"}
 
-// densityBinary builds the density suite's test binary once.
-func densityBinary(t testing.TB) string {
+// suiteBinary builds a suite's test binary (density, load, apilatency)
+// once.
+func suiteBinary(t testing.TB, suite string) string {
 	t.Helper()
-	buildOnce.Do(func() {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if binDir == "" {
 		dir, err := os.MkdirTemp("", "kscale-suite-bin-")
 		if err != nil {
-			buildErr = err
-			return
+			t.Fatal(err)
 		}
-		binPath = filepath.Join(dir, "density.test")
-		out, err := exec.Command("go", "test", "-c", "-o", binPath, "./density").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("building the density suite: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+		binDir = dir
 	}
-	return binPath
+	path := filepath.Join(binDir, suite+".test")
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	out, err := exec.Command("go", "test", "-c", "-o", path, "./"+suite).CombinedOutput()
+	if err != nil {
+		t.Fatalf("building the %s suite: %v\n%s", suite, err, out)
+	}
+	return path
 }
 
 // suiteRun is one run of the suite binary.
@@ -65,12 +67,18 @@ func startSuite(t testing.TB, args ...string) *suiteRun {
 	return startSuiteArgs(t, append(append([]string{}, ciArgs...), args...))
 }
 
-// startSuiteArgs starts the density suite with args, its output in a log
-// file beside the report folder (the test binary runs in suites/density,
-// as go test would run it).
+// startSuiteArgs starts the density suite with args.
 func startSuiteArgs(t testing.TB, args []string) *suiteRun {
 	t.Helper()
-	bin := densityBinary(t)
+	return startNamedSuite(t, "density", args)
+}
+
+// startNamedSuite starts a suite with args, its output in a log file beside
+// the report folder (the test binary runs in suites/<suite>, as go test
+// would run it).
+func startNamedSuite(t testing.TB, suite string, args []string) *suiteRun {
+	t.Helper()
+	bin := suiteBinary(t, suite)
 	r := &suiteRun{reportDir: filepath.Join(t.TempDir(), "report"), done: make(chan struct{})}
 	r.logPath = r.reportDir + ".log"
 	log, err := os.Create(r.logPath)
@@ -80,7 +88,7 @@ func startSuiteArgs(t testing.TB, args []string) *suiteRun {
 	all := []string{"-test.v", "-ginkgo.v", "--report-dir=" + r.reportDir,
 		"-ginkgo.junit-report=" + r.reportDir + "/ginkgo-junit.xml"}
 	r.cmd = exec.Command(bin, append(all, args...)...)
-	r.cmd.Dir = "density"
+	r.cmd.Dir = suite
 	r.cmd.Stdout, r.cmd.Stderr = log, log
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -394,5 +402,39 @@ func TestGinkgoCLIPassesTheSuiteFlags(t *testing.T) {
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || !strings.Contains(string(out), "--nodes=-3: must be 0 or more") {
 		t.Fatalf("ginkgo with --nodes=-3: %v\n%s", err, out)
+	}
+}
+
+// TestLoadAndAPILatencySuitesPassAtTwentyNodes runs the load and the
+// apilatency suite as a nightly job would, on 20 fleet nodes with their
+// small overrides, to the end: each fits the nodes it is given (their
+// configs size themselves from --nodes) and passes, with every SLO it
+// names measured.
+func TestLoadAndAPILatencySuitesPassAtTwentyNodes(t *testing.T) {
+	for _, suite := range []string{"load", "apilatency"} {
+		t.Run(suite, func(t *testing.T) {
+			r := startNamedSuite(t, suite, []string{"--nodes=20", "--nodes-per-fleet=10",
+				"--testoverrides=../../configs/" + suite + "/overrides/small.yaml"})
+			if code := r.wait(t, 25*time.Minute); code != 0 {
+				t.Fatalf("exit code %d, want 0; log %s:\n%s", code, r.logPath, r.tail())
+			}
+			run, err := report.ReadRun(r.reportDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Verdict != report.RunPass || run.Incomplete || run.Cluster.Nodes != 20 {
+				t.Fatalf("summary.json: verdict %s, incomplete %v, nodes %d", run.Verdict, run.Incomplete, run.Cluster.Nodes)
+			}
+			for _, s := range run.Steps {
+				if s.Status != report.StepOK {
+					t.Errorf("step %q: %s %v", s.Name, s.Status, s.Errors)
+				}
+			}
+			for _, m := range run.Measurements {
+				if m.UnmeasuredSLO() {
+					t.Errorf("%s not measured: %s", m.Name, m.Reason)
+				}
+			}
+		})
 	}
 }

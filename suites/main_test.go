@@ -2,21 +2,20 @@ package suites_test
 
 import (
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 )
 
+// The suites' test binaries, built once into binDir.
 var (
-	buildOnce sync.Once
-	buildErr  error
-	binPath   string
+	buildMu sync.Mutex
+	binDir  string
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
+	if binDir != "" {
+		os.RemoveAll(binDir)
 	}
 	os.Exit(code)
 }

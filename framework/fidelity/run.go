@@ -96,9 +96,9 @@ type Observation struct {
 	// PodsPerNode is where the scheduler put the stream's pods.
 	PodsPerNode map[string]int `json:"podsPerNode"`
 	// Calls are the API calls per pod of each workload by verb and
-	// resource; Refused those answered 403.
+	// resource; Refused those answered 403 Forbidden.
 	Calls   map[string]map[string]float64 `json:"callsPerPod"`
-	Refused map[string]map[string]int     `json:"refused,omitempty"`
+	Refused map[string]map[string]float64 `json:"refusedPerPod,omitempty"`
 	// Events per pod of each workload by reason.
 	Events map[string]map[string]float64 `json:"eventsPerPod"`
 	// Seconds are per-pod durations in seconds by what they time: a
@@ -178,7 +178,7 @@ func (o *Options) namespace(t *Target) string {
 func newObservation(kind string) *Observation {
 	return &Observation{
 		Kind: kind, Startup: map[string]map[string]float64{}, PodsPerNode: map[string]int{},
-		Calls: map[string]map[string]float64{}, Refused: map[string]map[string]int{},
+		Calls: map[string]map[string]float64{}, Refused: map[string]map[string]float64{},
 		Events: map[string]map[string]float64{}, Seconds: map[string][]float64{}, Statuses: map[string][]string{},
 	}
 }
@@ -595,7 +595,10 @@ func countCalls(ob *Observation, calls []call, t *Target, namespace string, wind
 		}
 		ob.Calls[w.name] = per
 		if len(refused) > 0 {
-			ob.Refused[w.name] = refused
+			ob.Refused[w.name] = map[string]float64{}
+			for k, n := range refused {
+				ob.Refused[w.name][k] = float64(n) / float64(w.pods)
+			}
 		}
 	}
 }
