@@ -13,7 +13,7 @@ import "fmt"
 type Sizing struct {
 	Cores int
 	// ControllerManagerQPS is the controller-manager's client QPS and
-	// burst: 25 per core, the classic 100 from 4 cores.
+	// burst: 20 per core, the classic 100 from 5 cores.
 	ControllerManagerQPS int
 	// PodsPerNode is the density and load configs' PODS_PER_NODE: 5 per
 	// core, the classic 30 from 6 cores.
@@ -23,7 +23,7 @@ type Sizing struct {
 // SizeFor is the sizing of a machine with cores cores.
 func SizeFor(cores int) Sizing {
 	cores = max(1, cores)
-	return Sizing{Cores: cores, ControllerManagerQPS: min(100, 25*cores), PodsPerNode: min(30, 5*cores)}
+	return Sizing{Cores: cores, ControllerManagerQPS: min(100, 20*cores), PodsPerNode: min(30, 5*cores)}
 }
 
 // Classic reports whether the sizing is the classic one.
@@ -33,6 +33,6 @@ func (s Sizing) String() string {
 	if s.Classic() {
 		return fmt.Sprintf("local run sized for %d cores: the classic controller-manager QPS 100 and 30 pods per node", s.Cores)
 	}
-	return fmt.Sprintf("local run sized for %d cores: controller-manager QPS %d (25 per core), %d pods per node (5 per core); "+
+	return fmt.Sprintf("local run sized for %d cores: controller-manager QPS %d (20 per core), %d pods per node (5 per core); "+
 		"--controller-manager-qps=100 --pods-per-node=30 for the classic run", s.Cores, s.ControllerManagerQPS, s.PodsPerNode)
 }

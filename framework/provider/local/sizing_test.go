@@ -10,12 +10,13 @@ func TestSizeFor(t *testing.T) {
 		cores, qps, pods int
 		classic          bool
 	}{
-		{1, 25, 5, false},
-		{2, 50, 10, false},
-		{4, 100, 20, false},
+		{1, 20, 5, false},
+		{2, 40, 10, false},
+		{4, 80, 20, false},
+		{5, 100, 25, false},
 		{6, 100, 30, true},
 		{64, 100, 30, true},
-		{0, 25, 5, false},
+		{0, 20, 5, false},
 	} {
 		s := SizeFor(tc.cores)
 		if s.ControllerManagerQPS != tc.qps || s.PodsPerNode != tc.pods || s.Classic() != tc.classic {
