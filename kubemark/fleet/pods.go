@@ -166,7 +166,8 @@ func (n *node) track(p *v1.Pod) *pod {
 				known.runningSince = c.LastTransitionTime.Time
 			}
 		}
-		known.version, known.written = 1, 1
+		// The API has its status: the node holds it as written.
+		known.status, known.version, known.written = known.podState, 1, 1
 		n.holdRefs(known.refs)
 		known.mounted = true
 		f.metrics.adoptedPods.Inc()

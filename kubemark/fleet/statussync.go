@@ -267,8 +267,8 @@ func errPodReplaced(err error) bool {
 // from what the node would write, and if so arranges for the node's next
 // sync to write it back. Call with n.mu held.
 func (n *node) observeAPIStatus(p *pod, api *v1.Pod) {
-	if p.phase == podNew || p.deleting || p.rejectReason != "" {
-		return
+	if p.version == 0 || p.deleting || p.rejectReason != "" {
+		return // no status of the node's yet (or one of an earlier run's finished pod)
 	}
 	want := n.generateStatus(p, p.status, p.keptSpec(), time.Time{})
 	p.apiDiffers = !sameAsKubelet(&api.Status, &want)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,5 +159,48 @@ func TestVolumesWaited(t *testing.T) {
 		if got < tc.want || got > tc.want+volumePollInterval/2 {
 			t.Errorf("volumes mounted after %v: seen after %v, want %v", tc.mountTook, got, tc.want)
 		}
+	}
+}
+
+// TestAdoptedPodsAreLeftAsTheyAre: a fleet restarted finds its Running and
+// finished pods in the API with the statuses it wrote; it holds them as
+// written and sends nothing, however often its watch delivers them.
+func TestAdoptedPodsAreLeftAsTheyAre(t *testing.T) {
+	var calls atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		http.NotFound(w, r)
+	}))
+	defer ts.Close()
+	f := testFleetOn(t, ts.URL)
+	f.statusSyncPeriod = 50 * time.Millisecond
+	n := f.nodes[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	go f.sched.Run(ctx, 2)
+	start := metav1.NewTime(time.Now().Add(-time.Minute))
+	running := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "running", Namespace: "ns", UID: "u1"},
+		Spec:       v1.PodSpec{NodeName: n.name, Containers: []v1.Container{{Name: "c", Image: "img"}}},
+		Status: v1.PodStatus{Phase: v1.PodRunning, PodIP: "10.64.0.9", StartTime: &start,
+			ContainerStatuses: []v1.ContainerStatus{{Name: "c", Ready: true, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}},
+	}
+	for _, typ := range []v1.PodConditionType{v1.PodReadyToStartContainers, v1.PodInitialized, v1.PodReady, v1.ContainersReady, v1.PodScheduled} {
+		running.Status.Conditions = append(running.Status.Conditions, v1.PodCondition{Type: typ, Status: v1.ConditionTrue, LastTransitionTime: start})
+	}
+	done := running.DeepCopy()
+	done.Name, done.UID, done.Status.Phase = "done", "u2", v1.PodSucceeded
+	for range 3 {
+		n.observePod("MODIFIED", running)
+		n.observePod("MODIFIED", done)
+	}
+	time.Sleep(4 * f.statusSyncPeriod)
+	if c := calls.Load(); c != 0 {
+		t.Fatalf("%d API calls for pods whose statuses the API has", c)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if p := n.pods["u1"]; p == nil || p.phase != podRunning || p.status.phase != podRunning || p.apiDiffers {
+		t.Fatalf("the running pod is not held as written: %+v", p)
 	}
 }
