@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -147,8 +148,8 @@ func lineDiff(a, b string) string {
 func compare(oracle *Observation, others ...*Observation) *Report {
 	other := others[0]
 	r := &Report{Oracle: oracle.Kind, Other: other.Kind, Observations: append([]*Observation{oracle}, others...)}
-	for _, w := range sortedKeys(oracle.Startup) {
-		for _, name := range sortedKeys(oracle.Startup[w]) {
+	for _, w := range slices.Sorted(maps.Keys(oracle.Startup)) {
+		for _, name := range slices.Sorted(maps.Keys(oracle.Startup[w])) {
 			k, f := oracle.Startup[w][name], other.Startup[w][name]
 			r.Figures = append(r.Figures, latencyFigure(w, name+" ms", k, f))
 		}
@@ -159,7 +160,7 @@ func compare(oracle *Observation, others ...*Observation) *Report {
 	// A 403 is a race with the Node authorizer learning of a new pod,
 	// which either kind may lose in a run.
 	r.Figures = append(r.Figures, countFigures("refused (403) per pod", oracle.Refused, other.Refused, false)...)
-	for _, name := range sortedKeys(oracle.Seconds) {
+	for _, name := range slices.Sorted(maps.Keys(oracle.Seconds)) {
 		k, f := quantile(oracle.Seconds[name], 1), quantile(other.Seconds[name], 1)
 		// The two limits are the kubelet's own periods, not performance:
 		// they hold on a loaded machine too.
@@ -182,7 +183,7 @@ func compare(oracle *Observation, others ...*Observation) *Report {
 	for s := range other.Statuses {
 		stages[s] = true
 	}
-	for _, stage := range sortedKeys(stages) {
+	for _, stage := range slices.Sorted(maps.Keys(stages)) {
 		onlyOracle := missingFrom(oracle.Statuses[stage], other.Statuses[stage])
 		onlyOther := missingFrom(other.Statuses[stage], oracle.Statuses[stage])
 		if len(onlyOracle)+len(onlyOther) > 0 {
@@ -278,7 +279,7 @@ func countFigures(what string, oracle, other map[string]map[string]float64, same
 		workloads[w] = true
 	}
 	var out []Figure
-	for _, w := range sortedKeys(workloads) {
+	for _, w := range slices.Sorted(maps.Keys(workloads)) {
 		keys := map[string]bool{}
 		for k := range oracle[w] {
 			keys[k] = true
@@ -286,7 +287,7 @@ func countFigures(what string, oracle, other map[string]map[string]float64, same
 		for k := range other[w] {
 			keys[k] = true
 		}
-		for _, k := range sortedKeys(keys) {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			o, f := oracle[w][k], other[w][k]
 			fig := Figure{
 				Workload: w, Name: what + ": " + k, Oracle: o, Other: f, kind: countTarget,

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -350,7 +352,7 @@ func (r *run) burstPods(ctx context.Context) error {
 		r.keepStatus("running", rec.last().status)
 		seqs[sequence(rec)] = true
 	}
-	r.obs.Sequences = sortedKeys(seqs)
+	r.obs.Sequences = slices.Sorted(maps.Keys(seqs))
 	return nil
 }
 
