@@ -90,7 +90,7 @@ func New(cfg *Config) (*Fleet, error) {
 			unsynced:   map[types.UID]*pod{},
 			ipsInUse:   map[uint32]bool{},
 			refs:       map[objectRef]int{},
-			refWatches: map[objectRef]context.CancelFunc{},
+			refWatches: map[objectRef]refWatch{},
 			// Light nodes have no CSINode to wait for.
 			csiNodeReady: cfg.Profile == ProfileLight,
 		}

@@ -77,7 +77,7 @@ type node struct {
 	// ConfigMaps and Secrets the node's pods reference, with the watch
 	// the node holds on each.
 	refs       map[objectRef]int
-	refWatches map[objectRef]context.CancelFunc
+	refWatches map[objectRef]refWatch
 	// images are the images of the containers the node started (images.go);
 	// imagesSent is how many of them the API has; imagesReportQueued: a
 	// report of new ones is scheduled.

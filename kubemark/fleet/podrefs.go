@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"net/url"
+	"sync"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
@@ -86,25 +87,38 @@ func podReferences(p *v1.Pod) (refs []objectRef, tokens []tokenSource) {
 // holdRefs counts the pod's references and opens a watch on each object the
 // node did not reference yet — the kubelet's watch-based ConfigMap and
 // Secret managers keep one watch per referenced object while any pod on the
-// node uses it. Call with n.mu held.
-func (n *node) holdRefs(refs []objectRef) {
+// node uses it. It returns, for each reference, a channel closed once its
+// watch has the object: a kubelet mounting a volume waits for that. Call
+// with n.mu held.
+func (n *node) holdRefs(refs []objectRef) []<-chan struct{} {
 	f := n.fleet
 	if f.cfg.Profile != ProfileKubelet {
-		return
+		return nil
 	}
+	var synced []<-chan struct{}
 	for _, r := range refs {
 		n.refs[r]++
-		if n.refs[r] > 1 {
-			continue
+		if n.refs[r] == 1 {
+			ctx, cancel := context.WithCancel(f.watchCtx)
+			done := make(chan struct{})
+			n.refWatches[r] = refWatch{cancel: cancel, synced: done}
+			var once sync.Once
+			f.startWatchCtx(ctx, n.client, watchSpec{
+				name:   r.resource,
+				path:   "/api/v1/namespaces/" + r.namespace + "/" + r.resource,
+				params: url.Values{"fieldSelector": {fields.OneTermEqualSelector("metadata.name", r.name).String()}},
+				synced: func() { once.Do(func() { close(done) }) },
+			})
 		}
-		ctx, cancel := context.WithCancel(f.watchCtx)
-		n.refWatches[r] = cancel
-		f.startWatchCtx(ctx, n.client, watchSpec{
-			name:   r.resource,
-			path:   "/api/v1/namespaces/" + r.namespace + "/" + r.resource,
-			params: url.Values{"fieldSelector": {fields.OneTermEqualSelector("metadata.name", r.name).String()}},
-		})
+		synced = append(synced, n.refWatches[r].synced)
 	}
+	return synced
+}
+
+// refWatch is the watch a node holds on a referenced object.
+type refWatch struct {
+	cancel context.CancelFunc
+	synced chan struct{} // closed once the watch has the object
 }
 
 // releaseRefs undoes holdRefs, closing watches nobody needs any more. Call
@@ -117,8 +131,8 @@ func (n *node) releaseRefs(refs []objectRef) {
 		n.refs[r]--
 		if n.refs[r] == 0 {
 			delete(n.refs, r)
-			if cancel := n.refWatches[r]; cancel != nil {
-				cancel()
+			if w, ok := n.refWatches[r]; ok {
+				w.cancel()
 				delete(n.refWatches, r)
 			}
 		}

@@ -168,7 +168,7 @@ func (n *node) track(p *v1.Pod) *pod {
 		}
 		// The API has its status: the node holds it as written.
 		known.status, known.version, known.written = known.podState, 1, 1
-		n.holdRefs(known.refs)
+		_ = n.holdRefs(known.refs) // running already: nothing waits for them
 		known.mounted = true
 		f.metrics.adoptedPods.Inc()
 		n.scheduleFinish(known)
@@ -223,8 +223,18 @@ func (n *node) track(p *v1.Pod) *pod {
 		return known
 	}
 	f.sched.At(n.volumeManagerMounts(began), priorityPod, func(ctx context.Context) {
-		n.mountVolumes(ctx, known)
-		f.sched.At(n.volumesWaited(began), priorityPod, sandbox)
+		synced := n.mountVolumes(ctx, known)
+		// The pod worker's volume polls: the sandbox starts at the first
+		// that finds the volumes mounted.
+		var poll task
+		poll = func(ctx context.Context) {
+			if !allClosed(synced) && time.Since(began) < refSyncWait {
+				f.sched.After(volumePollInterval, priorityPod, poll)
+				return
+			}
+			sandbox(ctx)
+		}
+		f.sched.At(n.volumesWaited(began), priorityPod, poll)
 	})
 	return known
 }
@@ -272,17 +282,36 @@ func (n *node) volumesWaited(began time.Time) time.Time {
 
 // mountVolumes does what the kubelet's volume manager does for the pod's
 // volumes before its sandbox starts: it watches the ConfigMaps and Secrets
-// they use and asks for their service-account tokens.
-func (n *node) mountVolumes(ctx context.Context, p *pod) {
+// they use and asks for their service-account tokens. The mount is done
+// once the returned channels are closed: the kubelet's ConfigMap and Secret
+// managers answer once their watch has the object.
+func (n *node) mountVolumes(ctx context.Context, p *pod) []<-chan struct{} {
 	n.mu.Lock()
 	if p.phase != podAdmitted || p.deleting {
 		n.mu.Unlock()
-		return
+		return nil
 	}
 	p.mounted = true
-	n.holdRefs(p.refs)
+	synced := n.holdRefs(p.refs)
 	n.mu.Unlock()
 	n.requestTokens(ctx, p)
+	return synced
+}
+
+// refSyncWait bounds how long a pod waits for the watches of the objects
+// its volumes use: longer, the pod starts without them.
+const refSyncWait = 10 * time.Second
+
+// allClosed reports whether every channel is closed.
+func allClosed(chs []<-chan struct{}) bool {
+	for _, ch := range chs {
+		select {
+		case <-ch:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // admit applies the kubelet's resource admission: a pod that does not fit

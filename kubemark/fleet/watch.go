@@ -36,6 +36,9 @@ type watchSpec struct {
 	// handle receives every event; nil discards them (the fleet keeps the
 	// watch open for the load it puts on the apiserver, not for the data).
 	handle func(watch.EventType, runtime.Object)
+	// synced, when set, is called once the watch has delivered the
+	// current state (the watch-list's initial events have ended).
+	synced func()
 }
 
 // watcher runs the fleet's watches. On the fleet's own HTTP/2 connections a
@@ -239,6 +242,11 @@ func (r *watchRun) next() error {
 		r.rv = m.GetResourceVersion()
 	}
 	if typ == watch.Bookmark {
+		if m, err := meta.Accessor(obj); err == nil && r.spec.synced != nil &&
+			m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+			r.spec.synced()
+			r.spec.synced = nil
+		}
 		return nil
 	}
 	r.w.fleet.metrics.watchEvents.WithLabelValues(r.spec.name).Inc()
