@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
 	"github.com/kscale/kscale/controlplane"
 	"github.com/kscale/kscale/framework/provider/local"
 )
@@ -73,7 +76,15 @@ func startGroups(t testing.TB, n int) (Env, []Target) {
 	if err := local.WaitNodesReady(waitCtx, c.Client, local.HollowLabel, 2*n, os.Stderr); err != nil {
 		t.Fatal(err)
 	}
-	env := Env{Client: c.Client, Config: c.Config, AuditLog: audit, Log: os.Stderr}
+	// The workloads' own client must not be what paces them: a burst is
+	// created at once and the stream at StreamQPS, well under these.
+	cfg := rest.CopyConfig(c.Config)
+	cfg.QPS, cfg.Burst = 200, 400
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := Env{Client: client, Config: cfg, AuditLog: audit, Log: os.Stderr}
 	pids := map[string]int{}
 	for _, p := range kubelets.Processes {
 		pids[p.Node] = p.PID
