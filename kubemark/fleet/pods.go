@@ -265,11 +265,16 @@ const volumePollInterval = 300 * time.Millisecond
 const volumeLoopPeriod = 100 * time.Millisecond
 
 // volumeManagerMounts is when the volume manager of a kubelet given a pod at
-// t starts mounting its volumes: at the reconciler's first loop after the
-// populator's first after t. Each node runs its loops on a phase of its own.
+// t starts mounting its volumes: the populator's first loop after t adds
+// them to the desired state, the reconciler's next loop verifies they are
+// attached (an operation of its own even for volumes nothing attaches), and
+// its loop after that mounts them. Each node runs its loops on a phase of
+// its own.
 func (n *node) volumeManagerMounts(t time.Time) time.Time {
 	populated := nextTick(t, volumeLoopPeriod, n.phase("volume-populator", volumeLoopPeriod))
-	return nextTick(populated, volumeLoopPeriod, n.phase("volume-reconciler", volumeLoopPeriod))
+	reconciler := n.phase("volume-reconciler", volumeLoopPeriod)
+	attached := nextTick(populated, volumeLoopPeriod, reconciler)
+	return nextTick(attached, volumeLoopPeriod, reconciler)
 }
 
 // volumesWaited is when the pod worker of a kubelet that began waiting for
