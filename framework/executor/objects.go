@@ -87,7 +87,7 @@ func (c *objectClient) apply(ctx context.Context, v verb, obj *unstructured.Unst
 			}
 			return err
 		case remove:
-			err := res.Delete(ctx, obj.GetName(), metav1.DeleteOptions{})
+			err := res.Delete(ctx, obj.GetName(), deleteOptions(nil))
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
@@ -164,12 +164,20 @@ func (c *objectClient) deleteByName(ctx context.Context, s objectStream, version
 		if obj.GetLabels()[RunLabel] != c.runID {
 			return nil // not ours (any more): leave it
 		}
-		err = res.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(obj.GetUID())}})
+		err = res.Delete(ctx, name, deleteOptions(&metav1.Preconditions{UID: ptr.To(obj.GetUID())}))
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
 		return err
 	})
+}
+
+// deleteOptions are those of every object deletion: the garbage collector
+// deletes the dependents in the background, as clusterloader2 deletes. Left
+// to the server's default, a ReplicationController's pods would be orphaned
+// and live on after it.
+func deleteOptions(pre *metav1.Preconditions) metav1.DeleteOptions {
+	return metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground), Preconditions: pre}
 }
 
 func retriable(err error) bool {

@@ -77,6 +77,20 @@ func TestApplyCreatesPatchesAndDeletes(t *testing.T) {
 	if err := c.apply(ctx, remove, configMap(t, "cm-0", "two")); err != nil {
 		t.Fatalf("deleting what is gone: %v", err)
 	}
+	// Dependents go with their owner, whatever the kind's default (a
+	// ReplicationController's is to orphan its pods).
+	deletes := 0
+	for _, a := range dyn.Actions() {
+		if d, ok := a.(k8stesting.DeleteActionImpl); ok {
+			deletes++
+			if p := d.DeleteOptions.PropagationPolicy; p == nil || *p != metav1.DeletePropagationBackground {
+				t.Errorf("delete of %s: propagation policy %v, want Background", d.Name, p)
+			}
+		}
+	}
+	if deletes != 2 {
+		t.Errorf("%d deletes, want 2", deletes)
+	}
 }
 
 func TestApplyRefusesAnObjectItDidNotCreate(t *testing.T) {
