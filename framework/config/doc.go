@@ -16,10 +16,20 @@
 //
 // # Paths
 //
-// A path starting with "/" is relative to the folder of the top config.
-// Other module and IncludeFile/IncludeEmbedFile paths are relative to the
-// folder of the file that names them. objectTemplatePath is always relative
-// to the top config's folder, as in clusterloader2, even inside modules.
+// As in clusterloader2, module, objectTemplatePath, IncludeFile and
+// IncludeEmbedFile paths are relative to the folder of the top config,
+// whichever file names them (a leading "/" changes nothing). A module or
+// include path that names no file there but one beside the file that
+// names it is taken from there. IncludeFile also expands $VARIABLES and
+// reads an absolute path as it is.
+//
+// # Functions
+//
+// The template functions take their arguments as clusterloader2's do: the
+// Int arithmetic (AddInt, MultiplyInt, DivideInt, MaxInt, …) computes on
+// floats and truncates the result toward zero, so MultiplyInt 10 0.5 is 5;
+// RandInt and RandIntRange include both ends; Seq N is N zeros (the old
+// name of SliceOfZeros); IncludeEmbedFile returns the file unrendered.
 //
 // # Missing keys
 //

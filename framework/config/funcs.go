@@ -3,9 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/template"
@@ -21,11 +23,10 @@ const (
 )
 
 // funcMap returns the template functions clusterloader2 configs use.
-// src is the file being rendered (relative includes start at its folder)
-// and data its template data (what IncludeEmbedFile renders with by
-// default). Every function returns an error on bad input: text/template
-// reports it with the template position of the call.
-func (r *renderer) funcMap(src *source, data any) template.FuncMap {
+// src is the file being rendered (see renderer.resolve for where includes
+// are looked for). Every function returns an error on bad input:
+// text/template reports it with the template position of the call.
+func (r *renderer) funcMap(src *source) template.FuncMap {
 	return template.FuncMap{
 		"DefaultParam":     DefaultParam,
 		"AddInt":           AddInt,
@@ -57,15 +58,8 @@ func (r *renderer) funcMap(src *source, data any) template.FuncMap {
 		"IncludeFile": func(path string) (string, error) {
 			return r.includeFile(src, path)
 		},
-		"IncludeEmbedFile": func(path string, with ...any) (string, error) {
-			if len(with) > 1 {
-				return "", fmt.Errorf("want a path and at most one data argument, got %d data arguments", len(with))
-			}
-			d := data
-			if len(with) == 1 {
-				d = with[0]
-			}
-			return r.includeEmbedFile(src, path, d)
+		"IncludeEmbedFile": func(path string) (string, error) {
+			return r.includeEmbedFile(src, path)
 		},
 	}
 }
@@ -79,60 +73,59 @@ func DefaultParam(param, def any) any {
 	return param
 }
 
-// AddInt sums integers.
-func AddInt(nums ...any) (int, error) { return fold(nums, ints, func(a, b int) int { return a + b }) }
+// The Int family computes as clusterloader2 does: every argument is taken
+// as a number (integers, floats, numeric strings), the arithmetic is done
+// on floats and the result truncated toward zero. So MultiplyInt 10 0.5 is
+// 5, AddInt 10 1.25 is 11 and DivideInt -7 2 is -3.
 
-// SubtractInt returns a - b.
-func SubtractInt(a, b any) (int, error) {
-	is, err := ints([]any{a, b}, 2)
-	if err != nil {
-		return 0, err
-	}
-	return is[0] - is[1], nil
-}
+// AddInt sums numbers and truncates the sum.
+func AddInt(nums ...any) (int, error) { return truncated(AddFloat(nums...)) }
 
-// MultiplyInt multiplies integers.
-func MultiplyInt(nums ...any) (int, error) {
-	return fold(nums, ints, func(a, b int) int { return a * b })
-}
+// SubtractInt returns a - b, truncated.
+func SubtractInt(a, b any) (int, error) { return truncated(SubtractFloat(a, b)) }
 
-// DivideInt returns a / b rounded down (towards negative infinity), so
-// "how many full groups" computations stay correct for negative values.
-func DivideInt(a, b any) (int, error) {
-	is, err := ints([]any{a, b}, 2)
-	if err != nil {
-		return 0, err
-	}
-	if is[1] == 0 {
-		return 0, errors.New("division by zero")
-	}
-	q := is[0] / is[1]
-	if is[0]%is[1] != 0 && (is[0] < 0) != (is[1] < 0) {
-		q--
-	}
-	return q, nil
-}
+// MultiplyInt multiplies numbers and truncates the product.
+func MultiplyInt(nums ...any) (int, error) { return truncated(MultiplyFloat(nums...)) }
 
-// Mod returns a modulo b with the sign of b, consistent with DivideInt:
-// a == b*DivideInt(a, b) + Mod(a, b).
+// DivideInt returns a / b, truncated.
+func DivideInt(a, b any) (int, error) { return truncated(DivideFloat(a, b)) }
+
+// Mod returns a modulo b, each truncated first; the result has the sign of
+// a, as Go's % (and clusterloader2's Mod).
 func Mod(a, b any) (int, error) {
-	is, err := ints([]any{a, b}, 2)
+	fs, err := floats([]any{a, b}, 2)
 	if err != nil {
 		return 0, err
 	}
-	if is[1] == 0 {
+	x, err := truncated(fs[0], nil)
+	if err != nil {
+		return 0, err
+	}
+	y, err := truncated(fs[1], nil)
+	if err != nil {
+		return 0, err
+	}
+	if y == 0 {
 		return 0, errors.New("modulo by zero")
 	}
-	m := is[0] % is[1]
-	if m != 0 && (m < 0) != (is[1] < 0) {
-		m += is[1]
+	return x % y, nil
+}
+
+// truncated turns the result of float arithmetic into the Int family's
+// result: truncated toward zero, or an error when no int holds it.
+func truncated(f float64, err error) (int, error) {
+	if err != nil {
+		return 0, err
 	}
-	return m, nil
+	if math.IsInf(f, 0) || math.IsNaN(f) || f >= math.MaxInt64 || f < math.MinInt64 {
+		return 0, fmt.Errorf("%v does not fit an integer", f)
+	}
+	return int(f), nil
 }
 
 // AddFloat sums numbers.
 func AddFloat(nums ...any) (float64, error) {
-	return fold(nums, floats, func(a, b float64) float64 { return a + b })
+	return fold(nums, func(a, b float64) float64 { return a + b })
 }
 
 // SubtractFloat returns a - b.
@@ -146,7 +139,7 @@ func SubtractFloat(a, b any) (float64, error) {
 
 // MultiplyFloat multiplies numbers.
 func MultiplyFloat(nums ...any) (float64, error) {
-	return fold(nums, floats, func(a, b float64) float64 { return a * b })
+	return fold(nums, func(a, b float64) float64 { return a * b })
 }
 
 // DivideFloat returns a / b; dividing by zero is an error rather than an
@@ -162,33 +155,28 @@ func DivideFloat(a, b any) (float64, error) {
 	return fs[0] / fs[1], nil
 }
 
-// MaxInt returns the largest of one or more integers.
-func MaxInt(nums ...any) (int, error) {
-	return fold(nums, ints, func(a, b int) int { return max(a, b) })
-}
+// MaxInt returns the largest of one or more numbers, truncated.
+func MaxInt(nums ...any) (int, error) { return truncated(MaxFloat(nums...)) }
 
-// MinInt returns the smallest of one or more integers.
-func MinInt(nums ...any) (int, error) {
-	return fold(nums, ints, func(a, b int) int { return min(a, b) })
-}
+// MinInt returns the smallest of one or more numbers, truncated.
+func MinInt(nums ...any) (int, error) { return truncated(MinFloat(nums...)) }
 
 // MaxFloat returns the largest of one or more numbers.
 func MaxFloat(nums ...any) (float64, error) {
-	return fold(nums, floats, func(a, b float64) float64 { return max(a, b) })
+	return fold(nums, func(a, b float64) float64 { return max(a, b) })
 }
 
 // MinFloat returns the smallest of one or more numbers.
 func MinFloat(nums ...any) (float64, error) {
-	return fold(nums, floats, func(a, b float64) float64 { return min(a, b) })
+	return fold(nums, func(a, b float64) float64 { return min(a, b) })
 }
 
-// fold converts one or more arguments and combines them left to right with
-// op: one body for the Int and Float families of the template arithmetic.
-func fold[T int | float64](nums []any, convert func([]any, int) ([]T, error), op func(T, T) T) (T, error) {
-	vs, err := convert(nums, 1)
+// fold converts one or more arguments to numbers and combines them left to
+// right with op: the one body of the template arithmetic.
+func fold(nums []any, op func(a, b float64) float64) (float64, error) {
+	vs, err := floats(nums, 1)
 	if err != nil {
-		var zero T
-		return zero, err
+		return 0, err
 	}
 	acc := vs[0]
 	for _, v := range vs[1:] {
@@ -233,43 +221,9 @@ func Loop(n any) ([]int, error) {
 	return s, nil
 }
 
-// Seq returns an integer sequence like the shell's seq: Seq LAST is
-// 1..LAST, Seq FIRST LAST is FIRST..LAST, Seq FIRST STEP LAST counts from
-// FIRST by STEP while not past LAST. All bounds are inclusive.
-func Seq(args ...any) ([]int, error) {
-	is, err := ints(args, 1)
-	if err != nil {
-		return nil, err
-	}
-	first, step, last := 1, 1, 0
-	switch len(is) {
-	case 1:
-		last = is[0]
-	case 2:
-		first, last = is[0], is[1]
-	case 3:
-		first, step, last = is[0], is[1], is[2]
-	default:
-		return nil, fmt.Errorf("want 1 to 3 arguments (LAST, FIRST LAST or FIRST STEP LAST), got %d", len(is))
-	}
-	if step == 0 {
-		return nil, errors.New("step must not be zero")
-	}
-	var s []int
-	for v := first; (step > 0 && v <= last) || (step < 0 && v >= last); v += step {
-		if len(s) >= maxSliceLen {
-			return nil, fmt.Errorf("sequence longer than %d", maxSliceLen)
-		}
-		s = append(s, v)
-		if (step > 0 && v > math.MaxInt-step) || (step < 0 && v < math.MinInt-step) {
-			break
-		}
-	}
-	if s == nil {
-		s = []int{}
-	}
-	return s, nil
-}
+// Seq is clusterloader2's deprecated name for SliceOfZeros: Seq N is N
+// zeros, not a count.
+func Seq(n any) ([]int, error) { return SliceOfZeros(n) }
 
 // SliceOfZeros returns n zeros.
 func SliceOfZeros(n any) ([]int, error) {
@@ -280,28 +234,29 @@ func SliceOfZeros(n any) ([]int, error) {
 	return make([]int, c), nil
 }
 
-// RandInt returns a random integer in [0, n).
+// RandInt returns a random integer in [0, n], both ends included.
 func RandInt(n any) (int, error) {
 	i, err := toInt(n)
 	if err != nil {
 		return 0, err
 	}
-	if i <= 0 {
-		return 0, fmt.Errorf("want a positive bound, got %d", i)
+	if i < 0 {
+		return 0, fmt.Errorf("want a bound of at least 0, got %d", i)
 	}
-	return rand.IntN(i), nil
+	return rand.IntN(i + 1), nil
 }
 
-// RandIntRange returns a random integer in [lo, hi).
+// RandIntRange returns a random integer in [lo, hi], both ends included;
+// lo when hi is not above it.
 func RandIntRange(lo, hi any) (int, error) {
 	is, err := ints([]any{lo, hi}, 2)
 	if err != nil {
 		return 0, err
 	}
 	if is[1] <= is[0] {
-		return 0, fmt.Errorf("empty range [%d, %d)", is[0], is[1])
+		return is[0], nil
 	}
-	span := uint64(is[1]) - uint64(is[0])
+	span := uint64(is[1]) - uint64(is[0]) + 1
 	return is[0] + int(rand.Uint64N(span)), nil
 }
 
@@ -314,11 +269,14 @@ func RandData(n any) (string, error) {
 }
 
 // RandDataWithSeed is RandData with a seed, so that repeated renders (the
-// update of an object) produce the same payload.
+// update of an object) produce the same payload. The seed is a number or,
+// as clusterloader2's configs pass the object's name, any other value.
 func RandDataWithSeed(n, seed any) (string, error) {
 	s, err := toInt(seed)
 	if err != nil {
-		return "", err
+		h := fnv.New64a()
+		fmt.Fprint(h, seed)
+		s = int(h.Sum64())
 	}
 	return randData(n, rand.New(rand.NewPCG(uint64(s), 0x6b7363616c65)))
 }
@@ -393,9 +351,15 @@ func YamlQuote(s any, indent any) (string, error) {
 	return strconv.Quote(str), nil
 }
 
-// includeFile returns a file's content verbatim.
+// includeFile returns a file's content verbatim. As clusterloader2's, it
+// expands $VARIABLES in the path and reads an absolute path as it is; any
+// other path is resolved as the config's own paths are.
 func (r *renderer) includeFile(from *source, path string) (string, error) {
-	abs, _ := r.resolve(from, path)
+	expanded := os.ExpandEnv(path)
+	abs := expanded
+	if _, err := os.Stat(abs); !filepath.IsAbs(abs) || err != nil {
+		abs, _ = r.resolve(from, expanded)
+	}
 	b, err := os.ReadFile(abs)
 	if err != nil {
 		return "", readError(path, abs, err)
@@ -403,21 +367,15 @@ func (r *renderer) includeFile(from *source, path string) (string, error) {
 	return string(b), nil
 }
 
-// includeEmbedFile renders a file as a template with data and returns the
-// result; the included file's own includes are relative to its folder.
-func (r *renderer) includeEmbedFile(from *source, path string, data any) (string, error) {
-	abs, disp := r.resolve(from, path)
-	if err := checkInclude(from, abs, "include"); err != nil {
-		return "", err
-	}
-	src, err := readSource(abs, disp, from)
+// includeEmbedFile returns a file of the config's folder verbatim, as
+// clusterloader2's does: what it holds is not rendered.
+func (r *renderer) includeEmbedFile(from *source, path string) (string, error) {
+	abs, _ := r.resolve(from, path)
+	b, err := os.ReadFile(abs)
 	if err != nil {
 		return "", readError(path, abs, err)
 	}
-	if e := r.render(src, data); e != nil {
-		return "", e
-	}
-	return string(src.rendered), nil
+	return string(b), nil
 }
 
 // ints converts template arguments to ints, naming the bad argument.
@@ -457,9 +415,9 @@ func floats(args []any, least int) ([]float64, error) {
 	return out, nil
 }
 
-// toInt accepts any Go integer, a float with no fractional part (YAML and
-// arithmetic produce those) and a numeric string (override files quote
-// numbers sometimes).
+// toInt accepts any Go integer, a float and a numeric string (override
+// files quote numbers sometimes); a fraction is truncated toward zero, as
+// clusterloader2 converts every numeric argument.
 func toInt(v any) (int, error) {
 	switch x := v.(type) {
 	case int:
@@ -507,15 +465,7 @@ func uintToInt(u uint64) (int, error) {
 	return int(u), nil
 }
 
-func floatToInt(f float64) (int, error) {
-	if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, fmt.Errorf("%v is not an integer", f)
-	}
-	if f >= math.MaxInt64 || f < math.MinInt64 {
-		return 0, fmt.Errorf("%v does not fit an integer", f)
-	}
-	return int(f), nil
-}
+func floatToInt(f float64) (int, error) { return truncated(f, nil) }
 
 func toFloat(v any) (float64, error) {
 	switch x := v.(type) {
