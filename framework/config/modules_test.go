@@ -165,7 +165,7 @@ func TestModuleErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := compileFiles(t, tc.files, Options{})
+			_, err := compileFiles(t, tc.files, Options{StrictTemplates: true})
 			wantErrors(t, err, tc.want...)
 		})
 	}
@@ -185,4 +185,33 @@ func TestModuleRenderedTwice(t *testing.T) {
 		`m.yaml (rendered for steps[1].module):4:16: steps[1].module.steps[0].phases[0].tuningSet: unknown tuning set "Fast"`,
 		`m.yaml (rendered for steps[1].module):7:16: steps[1].module.steps[1].phases[0].tuningSet: unknown tuning set "Fast"`,
 	)
+}
+
+// Module paths resolve as clusterloader2 resolves them: from the top
+// config's folder, whichever file names them (load's modules/measurements.yaml
+// names "modules/dns-performance-metrics.yaml"). A path that names no file
+// there is looked for beside the naming module.
+func TestModulePathsAreConfigRelative(t *testing.T) {
+	sleep := func(name string) string {
+		return "steps:\n- name: " + name + "\n  measurements:\n  - {Method: Sleep, Identifier: " + name + "}\n"
+	}
+	c, err := compileFiles(t, map[string]string{
+		"config.yaml": "name: paths\nsteps:\n- module: {path: modules/measurements.yaml}\n",
+		"modules/measurements.yaml": `steps:
+- module: {path: modules/dns.yaml}
+- module: {path: both.yaml}
+- module: {path: neighbour.yaml}
+`,
+		"modules/dns.yaml":       sleep("dns"),
+		"both.yaml":              sleep("top-both"),
+		"modules/both.yaml":      sleep("module-both"),
+		"modules/neighbour.yaml": sleep("neighbour"),
+	}, Options{Nodes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"dns", "top-both", "neighbour"}
+	if got := stepNames(c.Config); !reflect.DeepEqual(got, want) {
+		t.Fatalf("steps %q, want %q", got, want)
+	}
 }

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
+	"sync"
 	"text/template"
 	"text/template/parse"
 )
@@ -27,25 +29,42 @@ var errTooBig = fmt.Errorf("rendered output exceeds %d MiB", maxRendered>>20)
 type renderer struct {
 	topAbs  string // absolute folder of the top config
 	topDisp string // the same folder as the user wrote it
+	// strict makes a key nobody set an error (Options.StrictTemplates);
+	// otherwise it renders empty, as in clusterloader2, and is warned of.
+	strict bool
+
+	mu       sync.Mutex
+	warnings []*Error
 }
 
 // resolve turns a path written in a template or config into the absolute
-// and the displayed path: "/x" is relative to the top config's folder,
-// anything else to the folder of the file that names it.
+// and the displayed path. As in clusterloader2, a path is relative to the
+// top config's folder, whichever file names it ("/x" too). A path that
+// names no file there but one beside the file that names it is taken from
+// there, so that a module may also name its neighbours.
 func (r *renderer) resolve(from *source, p string) (abs, disp string) {
-	if rest, ok := strings.CutPrefix(p, "/"); ok {
-		return filepath.Join(r.topAbs, rest), filepath.Join(r.topDisp, rest)
+	rel := strings.TrimPrefix(p, "/")
+	abs, disp = filepath.Join(r.topAbs, rel), filepath.Join(r.topDisp, rel)
+	if rel != p || from == nil {
+		return abs, disp
 	}
-	return filepath.Join(filepath.Dir(from.abs), p), filepath.Join(filepath.Dir(from.disp), p)
+	if _, err := os.Stat(abs); err == nil {
+		return abs, disp
+	}
+	local := filepath.Join(filepath.Dir(from.abs), p)
+	if _, err := os.Stat(local); err == nil {
+		return local, filepath.Join(filepath.Dir(from.disp), p)
+	}
+	return abs, disp
 }
 
 // render parses and executes src with data and records the rendered text.
 func (r *renderer) render(src *source, data any) *Error {
-	t, err := r.parse(src, data)
+	t, err := r.parse(src)
 	if err != nil {
 		return err
 	}
-	out, err := execute(src, t, data)
+	out, err := r.execute(src, t, data)
 	if err != nil {
 		return err
 	}
@@ -64,14 +83,14 @@ func (r *renderer) render(src *source, data any) *Error {
 // a variable's field ($.A) is rewritten to (index . "A" "B"), which yields
 // nil for a missing key, and DefaultParam turns nil into the default.
 // Every other reference to a missing key stays an error.
-func (r *renderer) parse(src *source, data any) (*template.Template, *Error) {
-	return r.parseWith(src, data, "missingkey=error")
+func (r *renderer) parse(src *source) (*template.Template, *Error) {
+	return r.parseWith(src, "missingkey=error")
 }
 
 // parseWith parses with a given missingkey option; object templates of
 // deletions use "missingkey=default" (see ObjectVars.Lenient).
-func (r *renderer) parseWith(src *source, data any, missingKey string) (*template.Template, *Error) {
-	t, err := template.New(src.disp).Funcs(r.funcMap(src, data)).Option(missingKey).Parse(string(src.text))
+func (r *renderer) parseWith(src *source, missingKey string) (*template.Template, *Error) {
+	t, err := template.New(src.disp).Funcs(r.funcMap(src)).Option(missingKey).Parse(string(src.text))
 	if err != nil {
 		return nil, templateError(src, err)
 	}
@@ -81,6 +100,51 @@ func (r *renderer) parseWith(src *source, data any, missingKey string) (*templat
 		}
 	}
 	return t, nil
+}
+
+// execute runs t on data. A key nobody set fails the strict template; then,
+// unless the renderer is strict, the text is rendered again as
+// clusterloader2 renders it, the key empty, and the failure is kept as a
+// warning.
+func (r *renderer) execute(src *source, t *template.Template, data any) ([]byte, *Error) {
+	out, e := execute(src, t, data)
+	if e == nil || r.strict || !strings.Contains(e.Msg, missingKeyMsg) {
+		return out, e
+	}
+	lenient, pe := r.parseWith(src, "missingkey=default")
+	if pe != nil {
+		return nil, pe
+	}
+	out, le := execute(src, lenient, data)
+	if le != nil {
+		return nil, le
+	}
+	r.warn(e)
+	return out, nil
+}
+
+// missingKeyMsg is how text/template says a key is missing.
+const missingKeyMsg = "map has no entry for key"
+
+// warn records a missing key once, with where it is used.
+func (r *renderer) warn(e *Error) {
+	w := *e
+	w.Msg += " (renders empty, as in clusterloader2; --strict-templates makes it an error)"
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, o := range r.warnings {
+		if *o == w {
+			return
+		}
+	}
+	r.warnings = append(r.warnings, &w)
+}
+
+// Warnings returns what the renders so far warned of.
+func (r *renderer) Warnings() []*Error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.warnings)
 }
 
 func execute(src *source, t *template.Template, data any) ([]byte, *Error) {
@@ -178,61 +242,6 @@ func missingAsNil(tr *parse.Tree, arg parse.Node) parse.Node {
 	}
 	cmd := &parse.CommandNode{NodeType: parse.NodeCommand, Pos: pos, Args: args}
 	return &parse.PipeNode{NodeType: parse.NodePipe, Pos: pos, Cmds: []*parse.CommandNode{cmd}}
-}
-
-// usesIdentifier reports whether a template calls the named function.
-func usesIdentifier(t *template.Template, name string) bool {
-	found := false
-	var walk func(n parse.Node)
-	walk = func(n parse.Node) {
-		if found {
-			return
-		}
-		switch n := n.(type) {
-		case *parse.ListNode:
-			if n != nil {
-				for _, c := range n.Nodes {
-					walk(c)
-				}
-			}
-		case *parse.ActionNode:
-			walk(n.Pipe)
-		case *parse.IfNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
-		case *parse.RangeNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
-		case *parse.WithNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
-		case *parse.TemplateNode:
-			walk(n.Pipe)
-		case *parse.PipeNode:
-			if n != nil {
-				for _, c := range n.Cmds {
-					walk(c)
-				}
-			}
-		case *parse.CommandNode:
-			for _, a := range n.Args {
-				walk(a)
-			}
-		case *parse.ChainNode:
-			walk(n.Node)
-		case *parse.IdentifierNode:
-			found = n.Ident == name
-		}
-	}
-	for _, tt := range t.Templates() {
-		if tt.Tree != nil {
-			walk(tt.Tree.Root)
-		}
-	}
-	return found
 }
 
 // templateError turns text/template's "template: NAME:LINE:COL: executing
