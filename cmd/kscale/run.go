@@ -21,6 +21,7 @@ func addRunFlags(fs *pflag.FlagSet, o *runner.Options) {
 	fs.StringArrayVar(&o.Overrides, "testoverrides", nil, "overrides file (repeatable; a later file wins)")
 	fs.IntVar(&o.Nodes, "nodes", 0, "node count of the run, the template value .Nodes (run: 0 counts the cluster's schedulable nodes)")
 	fs.BoolVar(&o.SkipUnsupported, "skip-unsupported-measurements", false, "run configs naming measurement methods kscale lacks; those report 'not measured'")
+	fs.BoolVar(&o.StrictTemplates, "strict-templates", false, "a template key nobody set is an error (by default it renders empty, as in clusterloader2, with a warning)")
 }
 
 func newValidateCommand() *cobra.Command {

@@ -31,6 +31,10 @@ type Options struct {
 	// want to run the rest of a clusterloader2 config; the caller must
 	// tell the user about them.
 	SkipUnsupported bool
+	// StrictTemplates makes a template key nobody set an error. Without
+	// it the key renders empty, as clusterloader2 renders it, and
+	// Compiled.Warnings names it.
+	StrictTemplates bool
 }
 
 // Compiled is a config ready to run: rendered, modules expanded, decoded,
@@ -58,6 +62,11 @@ type Compiled struct {
 	mu      sync.Mutex
 	objects map[string]*objectTemplate
 }
+
+// Warnings are the template keys nobody set that the config, its modules
+// and its objects (index 0, rendered at compile time) use, each with where
+// it is used; they rendered empty.
+func (c *Compiled) Warnings() []*Error { return c.r.Warnings() }
 
 // Unsupported is a measurement entry kscale cannot run.
 type Unsupported struct {
@@ -98,7 +107,7 @@ func Compile(path string, opts Options) (*Compiled, error) {
 		return nil, ErrorList{{File: path, Msg: err.Error()}}
 	}
 	disp := filepath.Clean(path)
-	r := &renderer{topAbs: filepath.Dir(abs), topDisp: filepath.Dir(disp)}
+	r := &renderer{topAbs: filepath.Dir(abs), topDisp: filepath.Dir(disp), strict: opts.StrictTemplates}
 	c := &compiler{opts: opts, r: r, dec: newDecoder(), rendered: map[string][]byte{}}
 	c.out = &Compiled{Mapping: mapping, Dir: r.topAbs, r: r, objects: map[string]*objectTemplate{}}
 
@@ -186,6 +195,15 @@ func (c *compiler) stepPaths(root *yaml.Node, n int) []string {
 // never has to guess.
 func (c *compiler) applyDefaults(cfg *Config) {
 	ns := &cfg.Namespace
+	switch a := cfg.AutomanagedNamespaces; {
+	case a < 0:
+		c.errAt("automanagedNamespaces", "must be > 0, got %d", a)
+	case a > 0 && ns.Number > 0 && ns.Number != a:
+		c.errAt("automanagedNamespaces", "%d disagrees with namespace.number %d (it is the older name of the same thing)", a, ns.Number)
+	case a > 0:
+		ns.Number = a
+	}
+	cfg.AutomanagedNamespaces = 0
 	if ns.Number == 0 {
 		ns.Number = 1
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -159,9 +160,20 @@ func TestRenderObject(t *testing.T) {
 	if _, err := c.RenderObject("/deployment.yaml", ObjectVars{Name: "x-0", BaseName: "x", Lenient: true}); err != nil {
 		t.Errorf("lenient render: %v", err)
 	}
+	// A key nobody set renders empty, as in clusterloader2, and is warned
+	// of; --strict-templates makes it an error.
+	out, err = c.RenderObject("deployment.yaml", ObjectVars{Name: "x-0", BaseName: "x"})
+	if err != nil || !strings.Contains(string(out), "group: <no value>") {
+		t.Errorf("render without the fill map: %v\n%s", err, out)
+	}
+	const missing = `deployment.yaml:6:14: at <.Group>: map has no entry for key "Group"`
+	if w := c.Warnings(); len(w) != 1 || !strings.Contains(w[0].Error(), missing+" (renders empty") {
+		t.Errorf("warnings %v, want one on %q", w, missing)
+	}
+	c.r.strict = true
 	_, err = c.RenderObject("deployment.yaml", ObjectVars{Name: "x-0", BaseName: "x"})
-	if want := `deployment.yaml:6:14: at <.Group>: map has no entry for key "Group"`; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("strict render error %v, want %q", err, want)
+	if err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("strict render error %v, want %q", err, missing)
 	}
 	if _, err := c.RenderObject("missing.yaml", ObjectVars{}); err == nil || !strings.Contains(err.Error(), `cannot read "missing.yaml"`) {
 		t.Errorf("missing template error %v", err)
@@ -197,7 +209,7 @@ func TestRenderObjectValues(t *testing.T) {
 		"config.yaml":     "name: v\n" + tuning + "steps:\n- measurements: [{method: Sleep, identifier: s}]\n",
 		"over.yaml":       "ImageRegistry: my.registry\nShared: mapping\nName: not-this\n",
 		"obj.yaml":        "kind: ConfigMap\napiVersion: v1\nmetadata: {name: {{.Name}}, namespace: {{.Namespace}}}\ndata:\n  image: {{.ImageRegistry}}/x\n  shared: {{.Shared}}\n  extra: {{IncludeEmbedFile \"parts/extra.txt\"}}\n",
-		"parts/extra.txt": "{{.Name}}-{{.BaseName}}-{{.Index}}",
+		"parts/extra.txt": "'{{.Name}}'",
 	}, Options{Overrides: []string{"over.yaml"}})
 	if err != nil {
 		t.Fatal(err)
@@ -206,9 +218,80 @@ func TestRenderObjectValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"name: o-4, namespace: ns", "image: my.registry/x", "shared: fill", "extra: o-4-o-4"} {
+	for _, want := range []string{"name: o-4, namespace: ns", "image: my.registry/x", "shared: fill", "extra: '{{.Name}}'"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("rendered object lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// Fields of clusterloader2's api types that its configs still write.
+func TestClusterloader2Fields(t *testing.T) {
+	steps := "steps:\n- measurements: [{method: Sleep, identifier: s}]\n"
+	c, err := compileFiles(t, map[string]string{
+		"config.yaml": "name: old\nautomanagedNamespaces: 3\ntuningSets:\n- name: Late\n  initialDelay: 2s\n  qpsLoad: {qps: 5}\n" + steps,
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Config.Namespace.Number; n != 3 {
+		t.Errorf("automanagedNamespaces 3 gave namespace.number %d", n)
+	}
+	if d := c.Config.TuningSets[0].InitialDelay.Std(); d != 2*time.Second {
+		t.Errorf("initialDelay %v, want 2s", d)
+	}
+
+	_, err = compileFiles(t, map[string]string{
+		"config.yaml": "name: both\nautomanagedNamespaces: 3\nnamespace: {number: 2}\ntuningSets:\n- name: Late\n  initialDelay: -1s\n  qpsLoad: {qps: 5}\n" + steps,
+	}, Options{})
+	want := []string{
+		"config.yaml:2:24: automanagedNamespaces: 3 disagrees with namespace.number 2 (it is the older name of the same thing)",
+		"config.yaml:6:17: tuningSets[0].initialDelay: must not be negative, got -1s",
+	}
+	if got := errorLines(t, err); !reflect.DeepEqual(got, want) {
+		t.Errorf("errors\n%q\nwant\n%q", got, want)
+	}
+}
+
+// A key nobody set renders as clusterloader2 renders it — empty in an
+// {{if}}, "<no value>" when printed — and each use is warned of once, with
+// where it is; --strict-templates refuses the config instead.
+func TestMissingKeysAreWarnings(t *testing.T) {
+	files := map[string]string{
+		"config.yaml": "name: m\nnamespace: {number: 1}\n" + tuning + "steps:\n- name: token {{.CL2_TOKEN}}\n" +
+			"  phases:\n  - namespaceRange: {min: 1, max: 1}\n    replicasPerNamespace: 1\n    tuningSet: Uniform5qps\n" +
+			"    objectBundle:\n    - {basename: svc, objectTemplatePath: service.yaml}\n" +
+			"- module: {path: modules/m.yaml}\n",
+		"modules/m.yaml": "steps:\n- name: proto {{.CL2_PROTOCOL}}\n  measurements: [{method: Sleep, identifier: s}]\n",
+		"service.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{.Name}}\nspec:\n" +
+			"{{if .HeadlessService}}\n  clusterIP: None\n{{end}}\n  ports: [{port: 80}]\n",
+	}
+	c, err := compileFiles(t, files, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stepNames(c.Config); !reflect.DeepEqual(got, []string{"token <no value>", "proto <no value>"}) {
+		t.Errorf("steps %q", got)
+	}
+	out, err := c.RenderObject("service.yaml", ObjectVars{Name: "svc-0", Namespace: "ns", BaseName: "svc"})
+	if err != nil || strings.Contains(string(out), "clusterIP") {
+		t.Errorf("service rendered with a missing HeadlessService: %v\n%s", err, out)
+	}
+	var got []string
+	for _, w := range c.Warnings() {
+		got = append(got, strings.SplitN(w.Error(), " (renders empty", 2)[0])
+	}
+	want := []string{
+		`config.yaml:8:17: at <.CL2_TOKEN>: map has no entry for key "CL2_TOKEN"`,
+		`modules/m.yaml:2:17: at <.CL2_PROTOCOL>: map has no entry for key "CL2_PROTOCOL"`,
+		`service.yaml:6:6: at <.HeadlessService>: map has no entry for key "HeadlessService"`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings\n%q\nwant\n%q", got, want)
+	}
+
+	_, err = compileFiles(t, files, Options{StrictTemplates: true})
+	if err == nil || !strings.Contains(err.Error(), want[0]) {
+		t.Errorf("strict compile: %v, want %q", err, want[0])
 	}
 }

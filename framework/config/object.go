@@ -33,12 +33,8 @@ type ObjectVars struct {
 type objectTemplate struct {
 	src *source
 	// strict and lenient are the template parsed with missingkey=error and
-	// missingkey=default; lenient is parsed on first use. Both are nil
-	// when the template calls IncludeEmbedFile: its default data is the
-	// current object's values, bound at parse time, so such a template is
-	// parsed for every render.
+	// missingkey=default; lenient is parsed on first use.
 	strict, lenient *template.Template
-	perRender       bool
 }
 
 // RenderObject renders the object template at path (relative to Dir; a
@@ -74,14 +70,11 @@ func (c *Compiled) objectTemplate(path string) (*objectTemplate, error) {
 		return nil, readError(path, abs, err)
 	}
 	src := &source{disp: filepath.Join(c.r.topDisp, rel), abs: abs, text: text}
-	t, e := c.r.parse(src, nil)
+	t, e := c.r.parse(src)
 	if e != nil {
 		return nil, e
 	}
 	ot = &objectTemplate{src: src, strict: t}
-	if usesIdentifier(t, "IncludeEmbedFile") {
-		ot.strict, ot.perRender = nil, true
-	}
 	c.mu.Lock()
 	if prev, ok := c.objects[abs]; ok {
 		ot = prev // another goroutine won; keep one template per file
@@ -102,34 +95,43 @@ func (c *Compiled) execObject(ot *objectTemplate, vars ObjectVars) ([]byte, *Err
 	data["Index"] = vars.Index
 	data["Namespace"] = vars.Namespace
 	data["BaseName"] = vars.BaseName
-	missingKey := "missingkey=error"
 	if vars.Lenient {
-		missingKey = "missingkey=default"
-	}
-	var t *template.Template
-	switch {
-	case ot.perRender:
-		var e *Error
-		if t, e = c.r.parseWith(ot.src, data, missingKey); e != nil {
+		lt, e := c.lenient(ot)
+		if e != nil {
 			return nil, e
 		}
-	case !vars.Lenient:
-		t = ot.strict
-	default:
-		c.mu.Lock()
-		if ot.lenient == nil {
-			// The text parsed once already, so this cannot fail.
-			lt, e := c.r.parseWith(ot.src, nil, missingKey)
-			if e != nil {
-				c.mu.Unlock()
-				return nil, e
-			}
-			ot.lenient = lt
-		}
-		t = ot.lenient
-		c.mu.Unlock()
+		return execute(ot.src, lt, data)
 	}
-	return execute(ot.src, t, data)
+	out, e := execute(ot.src, ot.strict, data)
+	if e == nil || c.r.strict || !strings.Contains(e.Msg, missingKeyMsg) {
+		return out, e
+	}
+	// A key nobody set renders empty, as in clusterloader2 (see
+	// renderer.execute), from the lenient template parsed once.
+	lt, le := c.lenient(ot)
+	if le != nil {
+		return nil, le
+	}
+	if out, le = execute(ot.src, lt, data); le != nil {
+		return nil, le
+	}
+	c.r.warn(e)
+	return out, nil
+}
+
+// lenient returns the template parsed with missingkey=default, parsing it
+// on first use.
+func (c *Compiled) lenient(ot *objectTemplate) (*template.Template, *Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ot.lenient == nil {
+		lt, e := c.r.parseWith(ot.src, "missingkey=default")
+		if e != nil {
+			return nil, e
+		}
+		ot.lenient = lt
+	}
+	return ot.lenient, nil
 }
 
 // checkObject validates an object entry and trial-renders its template for

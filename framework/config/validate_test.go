@@ -109,6 +109,7 @@ func TestValidationErrors(t *testing.T) {
 		},
 		{
 			name: "object template trial render, reported once per template",
+			opts: Options{StrictTemplates: true},
 			files: map[string]string{
 				"config.yaml": head +
 					"- phases:\n  - replicasPerNamespace: 1\n    tuningSet: T\n    objectBundle:\n" +
@@ -174,6 +175,7 @@ func TestValidationErrors(t *testing.T) {
 		},
 		{
 			name:  "template execution error",
+			opts:  Options{StrictTemplates: true},
 			files: map[string]string{"config.yaml": "name: v\n{{$x := DefaultParam .CL2_X 1}}\nsteps: {{.Steps}}\n"},
 			want:  []string{`config.yaml:3:10: at <.Steps>: map has no entry for key "Steps"`},
 		},

@@ -33,6 +33,9 @@ type Options struct {
 	Overrides       []string
 	Nodes           int
 	SkipUnsupported bool
+	// StrictTemplates makes a template key nobody set an error instead of
+	// a warning (config.Options.StrictTemplates).
+	StrictTemplates bool
 	// Run only:
 	Kubeconfig     string
 	ReportDir      string
@@ -104,6 +107,7 @@ func Compile(o Options) (*config.Compiled, error) {
 	c, err := config.Compile(o.TestConfig, config.Options{
 		Overrides: o.Overrides, Nodes: o.Nodes,
 		KnownMethods: measurements.Known(), SkipUnsupported: o.SkipUnsupported,
+		StrictTemplates: o.StrictTemplates,
 	})
 	if err != nil {
 		return nil, &InputError{err}
@@ -124,6 +128,9 @@ func Validate(o Options, out, warn io.Writer) error {
 }
 
 func reportUnsupported(c *config.Compiled, warn io.Writer) {
+	for _, w := range c.Warnings() {
+		fmt.Fprintf(warn, "warning: %v\n", w)
+	}
 	for _, u := range c.Unsupported {
 		fmt.Fprintf(warn, "not measured (unsupported method, --skip-unsupported-measurements): %s %v at %s\n", u.Method, u.Identifiers, u.Where.File+":"+fmt.Sprint(u.Where.Line))
 	}

@@ -30,6 +30,7 @@ type Flags struct {
 	HollowArgs           stringList
 	KeepCluster          bool
 	SkipUnsupported      bool
+	StrictTemplates      bool
 	// AllowNotMeasured passes a run whose SLO measurements measured
 	// nothing, which is otherwise inconclusive and fails.
 	AllowNotMeasured bool
@@ -60,6 +61,7 @@ func bindFlags(fs *flag.FlagSet) *Flags {
 	fs.Var(&f.HollowArgs, "hollow-arg", "extra kubemark flag for every hollow node (repeatable)")
 	fs.BoolVar(&f.KeepCluster, "keep-cluster", false, "local provider: leave the control plane running after the suite")
 	fs.BoolVar(&f.SkipUnsupported, "skip-unsupported-measurements", false, "run configs naming measurement methods kscale lacks; those report 'not measured'")
+	fs.BoolVar(&f.StrictTemplates, "strict-templates", false, "a template key nobody set is an error (by default it renders empty, as in clusterloader2, with a warning)")
 	fs.BoolVar(&f.AllowNotMeasured, "allow-not-measured", false, "pass a run whose SLO measurements measured nothing (default: such a run is inconclusive and fails)")
 	fs.BoolVar(&f.Force, "force", false, "start even when the cluster holds namespaces of another kscale run")
 	fs.StringVar(&f.PrometheusURL, "prometheus-url", "", "Prometheus server scraping the cluster; API latency is then read from it")

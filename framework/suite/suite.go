@@ -103,7 +103,8 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 	}
 	o := runner.Options{
 		TestConfig: f.TestConfig, Overrides: f.Overrides, Nodes: f.Nodes, SkipUnsupported: f.SkipUnsupported,
-		ReportDir: f.ReportDir, ClientsNumber: f.ClientsNumber, PrometheusURL: f.PrometheusURL,
+		StrictTemplates: f.StrictTemplates,
+		ReportDir:       f.ReportDir, ClientsNumber: f.ClientsNumber, PrometheusURL: f.PrometheusURL,
 		Provider: f.Provider, Force: f.Force, Progress: os.Stderr, AllowNotMeasured: f.AllowNotMeasured,
 	}
 	if f.PodsPerNode > 0 {
