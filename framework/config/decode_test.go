@@ -73,7 +73,7 @@ func TestDecodeErrors(t *testing.T) {
 		{
 			name:   "unknown top-level field lists the valid ones",
 			config: "name: x\nfoo: 1\n" + tuning + "steps:\n- measurements:\n  - {method: Sleep, identifier: s}\n",
-			want:   []string{`config.yaml:2:1: unknown field "foo" (valid: name, namespace, tuningSets, chaosMonkey, dependencies, steps)`},
+			want:   []string{`config.yaml:2:1: unknown field "foo" (valid: name, automanagedNamespaces, namespace, tuningSets, chaosMonkey, dependencies, steps)`},
 		},
 		{
 			name:   "same key in two spellings",

@@ -9,12 +9,15 @@ import (
 
 // Config is a compiled test config: templates rendered, modules expanded.
 type Config struct {
-	Name         string       `yaml:"name"`
-	Namespace    Namespace    `yaml:"namespace"`
-	TuningSets   []TuningSet  `yaml:"tuningSets"`
-	ChaosMonkey  ChaosMonkey  `yaml:"chaosMonkey"`
-	Dependencies []Dependency `yaml:"dependencies"`
-	Steps        []Step       `yaml:"steps"`
+	Name string `yaml:"name"`
+	// AutomanagedNamespaces is clusterloader2's older spelling of
+	// namespace.number; compiling moves it there.
+	AutomanagedNamespaces int          `yaml:"automanagedNamespaces"`
+	Namespace             Namespace    `yaml:"namespace"`
+	TuningSets            []TuningSet  `yaml:"tuningSets"`
+	ChaosMonkey           ChaosMonkey  `yaml:"chaosMonkey"`
+	Dependencies          []Dependency `yaml:"dependencies"`
+	Steps                 []Step       `yaml:"steps"`
 }
 
 // Namespace says how many test namespaces a run creates and how it treats
@@ -30,7 +33,10 @@ type Namespace struct {
 
 // TuningSet is a named pacing of actions; exactly one type is set.
 type TuningSet struct {
-	Name                      string                     `yaml:"name"`
+	Name string `yaml:"name"`
+	// InitialDelay is waited before a phase paced by the set starts its
+	// first action.
+	InitialDelay              Duration                   `yaml:"initialDelay"`
 	QPSLoad                   *QPSLoad                   `yaml:"qpsLoad"`
 	RandomizedLoad            *RandomizedLoad            `yaml:"randomizedLoad"`
 	SteppedLoad               *SteppedLoad               `yaml:"steppedLoad"`

@@ -86,6 +86,9 @@ func (c *compiler) validateTuningSets(sets []TuningSet) map[string]bool {
 			c.errAt(p+".name", "tuning set %q is defined twice", ts.Name)
 		}
 		defined[ts.Name] = true
+		if ts.InitialDelay < 0 {
+			c.errAt(p+".initialDelay", "must not be negative, got %v", ts.InitialDelay.Std())
+		}
 		switch types := ts.Types(); len(types) {
 		case 0:
 			c.errAt(p, "tuning set %q has no type; set exactly one of %s", ts.Name, strings.Join(TuningSetTypes, ", "))

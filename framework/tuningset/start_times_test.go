@@ -45,6 +45,11 @@ func TestStartTimes(t *testing.T) {
 		{"global qps 4 burst 3", config.TuningSet{GlobalQPSLoad: &config.GlobalQPSLoad{QPS: 4, Burst: 3}}, 6,
 			[]time.Duration{0, 0, 0, 250 * ms, 500 * ms, 750 * ms}},
 		{"no actions", config.TuningSet{QPSLoad: &config.QPSLoad{QPS: 1}}, 0, nil},
+		{"initial delay, then qps 10", config.TuningSet{InitialDelay: d(2 * time.Second), QPSLoad: &config.QPSLoad{QPS: 10}}, 3,
+			[]time.Duration{2 * time.Second, 2*time.Second + 100*ms, 2*time.Second + 200*ms}},
+		{"initial delay, then a burst", config.TuningSet{InitialDelay: d(500 * ms), SteppedLoad: &config.SteppedLoad{BurstSize: 2, StepDelay: d(time.Second)}}, 3,
+			[]time.Duration{500 * ms, 500 * ms, 1500 * ms}},
+		{"initial delay, no actions", config.TuningSet{InitialDelay: d(time.Hour), QPSLoad: &config.QPSLoad{QPS: 1}}, 0, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

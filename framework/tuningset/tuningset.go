@@ -76,6 +76,15 @@ func New(spec config.TuningSet, opts ...Option) (TuningSet, error) {
 
 // build assumes spec is valid.
 func build(spec config.TuningSet, e env) TuningSet {
+	t := buildType(spec, e)
+	if d := spec.InitialDelay.Std(); d > 0 {
+		return &delayed{env: e, delay: d, set: t}
+	}
+	return t
+}
+
+// buildType builds the set's one pacing type.
+func buildType(spec config.TuningSet, e env) TuningSet {
 	switch {
 	case spec.QPSLoad != nil:
 		return &scheduled{env: e, planner: qpsLoad{qps: spec.QPSLoad.QPS}}

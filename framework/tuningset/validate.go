@@ -52,6 +52,7 @@ func Validate(spec config.TuningSet) error {
 		}
 	}
 
+	notNegative(".initialDelay", spec.InitialDelay)
 	if s := spec.QPSLoad; s != nil {
 		positive(".qpsLoad.qps", s.QPS)
 	}

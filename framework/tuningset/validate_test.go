@@ -39,6 +39,8 @@ func TestValidate(t *testing.T) {
 			"tuningSets[name=a].steppedLoad.burstSize: must be >= 1, got 0"},
 		{"stepDelay negative", config.TuningSet{Name: "a", SteppedLoad: &config.SteppedLoad{BurstSize: 1, StepDelay: d(-time.Second)}},
 			"tuningSets[name=a].steppedLoad.stepDelay: must be >= 0, got -1s"},
+		{"initialDelay negative", config.TuningSet{Name: "a", InitialDelay: d(-time.Second), QPSLoad: &config.QPSLoad{QPS: 1}},
+			"tuningSets[name=a].initialDelay: must be >= 0, got -1s"},
 		{"timeLimit negative", config.TuningSet{Name: "a", TimeLimitedLoad: &config.TimeLimitedLoad{TimeLimit: d(-time.Millisecond)}},
 			"tuningSets[name=a].timeLimitedLoad.timeLimit: must be >= 0, got -1ms"},
 		{"randomized timeLimit negative", config.TuningSet{Name: "a", RandomizedTimeLimitedLoad: &config.RandomizedTimeLimitedLoad{TimeLimit: d(-time.Second)}},
