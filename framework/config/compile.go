@@ -57,6 +57,10 @@ type Compiled struct {
 	// Unsupported lists measurement entries whose method is not in
 	// Options.KnownMethods, when Options.SkipUnsupported is set.
 	Unsupported []Unsupported
+	// SkippedDependencies lists dependencies kscale cannot set up, when
+	// Options.SkipUnsupported is set; they are left out of Config and
+	// the caller must tell the user about them.
+	SkippedDependencies []Unsupported
 
 	r       *renderer
 	mu      sync.Mutex
@@ -142,6 +146,9 @@ func Compile(path string, opts Options) (*Compiled, error) {
 	c.dec.decode(root, reflect.ValueOf(cfg).Elem(), top, "")
 	c.applyDefaults(cfg)
 	c.validate(cfg, c.stepPaths(root, len(cfg.Steps)))
+	if len(c.out.SkippedDependencies) > 0 {
+		cfg.Dependencies = nil // every one is unsupported (see validate)
+	}
 	if len(c.dec.errs) > 0 {
 		return nil, c.dec.errs
 	}

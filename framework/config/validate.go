@@ -59,10 +59,15 @@ func (c *compiler) validate(cfg *Config, stepPaths []string) {
 		switch {
 		case d.Method == "":
 			c.errAt(p+".method", "required")
+		case c.opts.SkipUnsupported:
+			// Never ignored silently: the caller names each one.
+			c.out.SkippedDependencies = append(c.out.SkippedDependencies, Unsupported{
+				Method: d.Method, Identifiers: []string{d.Name},
+				Where: c.dec.pos[p+".method"].errorf(p+".method", "dependency method %q is not supported by kscale: skipped", d.Method)})
 		default:
-			// Never ignored silently: a run without the dependency a config
-			// asks for would measure something else.
-			c.errAt(p+".method", "dependency method %q is not supported by kscale (it has no dependency methods yet): set it up before the run and remove the entry", d.Method)
+			// A run without the dependency a config asks for would measure
+			// something else.
+			c.errAt(p+".method", "dependency method %q is not supported by kscale (it has no dependency methods yet): set it up before the run and remove the entry, or skip it with --skip-unsupported-measurements", d.Method)
 		}
 		if d.Timeout < 0 {
 			c.errAt(p+".timeout", "must not be negative")

@@ -170,7 +170,7 @@ func TestValidationErrors(t *testing.T) {
 			name:  "dependency methods are refused by name",
 			files: map[string]string{"config.yaml": "name: d\ndependencies:\n- name: prom\n  method: InstallPrometheus\n" + tuning + "steps:\n- measurements: [{method: Sleep, identifier: s}]\n"},
 			want: []string{
-				`config.yaml:4:11: dependencies[0].method: dependency method "InstallPrometheus" is not supported by kscale (it has no dependency methods yet): set it up before the run and remove the entry`,
+				`config.yaml:4:11: dependencies[0].method: dependency method "InstallPrometheus" is not supported by kscale (it has no dependency methods yet): set it up before the run and remove the entry, or skip it with --skip-unsupported-measurements`,
 			},
 		},
 		{
@@ -271,5 +271,22 @@ func TestDefaults(t *testing.T) {
 		*ns.DeleteStaleNamespaces || !*ns.DeleteAutomanagedNamespaces || *ns.EnableExistingNamespaces ||
 		ns.DeleteNamespaceTimeout.Std().Minutes() != 10 {
 		t.Errorf("defaults %+v", ns)
+	}
+}
+
+// With --skip-unsupported-measurements a dependency kscale cannot set up is
+// skipped, as an unsupported measurement is: named, and out of the config.
+func TestSkippedDependencies(t *testing.T) {
+	c, err := compileFiles(t, map[string]string{"config.yaml": "name: d\ndependencies:\n- name: prom\n  method: InstallPrometheus\n" +
+		tuning + "steps:\n- measurements: [{method: Sleep, identifier: s}]\n"}, Options{SkipUnsupported: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Config.Dependencies) != 0 {
+		t.Errorf("dependencies left in the config: %+v", c.Config.Dependencies)
+	}
+	want := `config.yaml:4:11: dependencies[0].method: dependency method "InstallPrometheus" is not supported by kscale: skipped`
+	if d := c.SkippedDependencies; len(d) != 1 || d[0].Method != "InstallPrometheus" || d[0].Identifiers[0] != "prom" || d[0].Where.Error() != want {
+		t.Errorf("skipped %+v, want prom at %q", d, want)
 	}
 }

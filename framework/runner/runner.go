@@ -131,6 +131,9 @@ func reportUnsupported(c *config.Compiled, warn io.Writer) {
 	for _, w := range c.Warnings() {
 		fmt.Fprintf(warn, "warning: %v\n", w)
 	}
+	for _, d := range c.SkippedDependencies {
+		fmt.Fprintf(warn, "skipped dependency (unsupported method, --skip-unsupported-measurements): %s %v at %s:%d: the run goes without what it sets up\n", d.Method, d.Identifiers, d.Where.File, d.Where.Line)
+	}
 	for _, u := range c.Unsupported {
 		fmt.Fprintf(warn, "not measured (unsupported method, --skip-unsupported-measurements): %s %v at %s\n", u.Method, u.Identifiers, u.Where.File+":"+fmt.Sprint(u.Where.Line))
 	}
