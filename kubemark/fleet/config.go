@@ -71,7 +71,12 @@ type Config struct {
 	FallbackPodCIDR string
 
 	PodStartDelay Delay
-	Events        bool
+	// JobPodRunDuration, when positive, is how long a pod owned by a Job
+	// runs before it ends Succeeded, unless it has its own run-duration
+	// annotation: so that configs written for real nodes (whose Job pods
+	// run a command and exit) can finish on hollow ones.
+	JobPodRunDuration time.Duration
+	Events            bool
 
 	LeaseDuration         time.Duration
 	StatusReportFrequency time.Duration
@@ -134,6 +139,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.NodeIPCIDR, "node-ip-cidr", c.NodeIPCIDR, "fleet: range of the nodes' unique InternalIPs")
 	fs.StringVar(&c.FallbackPodCIDR, "fallback-pod-cidr", c.FallbackPodCIDR, "fleet: range cut into one /24 per node for pod IPs when a node has no podCIDR")
 	fs.Var(&c.PodStartDelay, "pod-start-delay", "fleet: time from admission to Running: a duration, uniform:MIN-MAX, normal:MEAN,STDDEV or exp:MEAN (pod annotation kscale.io/start-delay overrides)")
+	fs.DurationVar(&c.JobPodRunDuration, "job-pod-run-duration", c.JobPodRunDuration, "fleet: pods owned by a Job end Succeeded after running this long (0: they run until deleted; annotation kscale.io/run-duration overrides)")
 	fs.DurationVar(&c.LeaseDuration, "node-lease-duration", c.LeaseDuration, "fleet: Lease duration; renewed every quarter of it, as the kubelet does")
 	fs.DurationVar(&c.StatusReportFrequency, "node-status-report-frequency", c.StatusReportFrequency, "fleet: node status is patched at least this often")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "fleet: concurrent API calls of the whole fleet")

@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -138,8 +140,8 @@ func (n *node) track(p *v1.Pod) *pod {
 	for _, c := range p.Spec.InitContainers {
 		known.initContainers = append(known.initContainers, containerInfo{c.Name, c.Image, c.ImagePullPolicy})
 	}
-	if d, err := time.ParseDuration(p.Annotations[AnnotationRunDuration]); err == nil && d >= 0 && p.Spec.RestartPolicy != v1.RestartPolicyAlways {
-		known.runDuration = d
+	if p.Spec.RestartPolicy != v1.RestartPolicyAlways {
+		known.runDuration = f.runDuration(p)
 	}
 	n.pods[p.UID] = known
 
@@ -237,6 +239,21 @@ func (n *node) track(p *v1.Pod) *pod {
 		f.sched.At(n.volumesWaited(began), priorityPod, poll)
 	})
 	return known
+}
+
+// runDuration is how long a pod that may end runs: its run-duration
+// annotation, else --job-pod-run-duration for a pod a Job owns, else 0
+// (until deleted).
+func (f *Fleet) runDuration(p *v1.Pod) time.Duration {
+	if s, ok := p.Annotations[AnnotationRunDuration]; ok {
+		if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+			return d
+		}
+	}
+	if ref := metav1.GetControllerOf(p); ref != nil && ref.Kind == "Job" && strings.HasPrefix(ref.APIVersion, "batch/") {
+		return f.cfg.JobPodRunDuration
+	}
+	return 0
 }
 
 // runtimeCalls is the time a kubelet's container runtime calls take between

@@ -18,6 +18,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // testFleet builds a fleet without starting it (nothing talks to a server).
@@ -474,5 +475,37 @@ func TestStatusSequenceLikeTheKubelet(t *testing.T) {
 				t.Errorf("container state %+v", cs.State)
 			}
 		})
+	}
+}
+
+// How long a pod that may end runs: its annotation first, then the fleet's
+// rule for Job pods, else until it is deleted.
+func TestRunDuration(t *testing.T) {
+	f := testFleet(t, func(c *Config) { c.JobPodRunDuration = 30 * time.Second })
+	job := []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "j", UID: "u", Controller: ptr.To(true)}}
+	tests := []struct {
+		name        string
+		owners      []metav1.OwnerReference
+		annotations map[string]string
+		want        time.Duration
+	}{
+		{"a Job's pod", job, nil, 30 * time.Second},
+		{"a Job's pod with its own duration", job, map[string]string{AnnotationRunDuration: "5s"}, 5 * time.Second},
+		{"a Job's pod with a bad annotation", job, map[string]string{AnnotationRunDuration: "soon"}, 30 * time.Second},
+		{"a bare pod", nil, nil, 0},
+		{"a bare pod with a duration", nil, map[string]string{AnnotationRunDuration: "2s"}, 2 * time.Second},
+		{"not the controller", []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "j", UID: "u"}}, nil, 0},
+		{"another group's Job", []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Job", Name: "j", UID: "u", Controller: ptr.To(true)}}, nil, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{OwnerReferences: tc.owners, Annotations: tc.annotations}}
+			if got := f.runDuration(p); got != tc.want {
+				t.Errorf("runDuration = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if got := testFleet(t, nil).runDuration(&v1.Pod{ObjectMeta: metav1.ObjectMeta{OwnerReferences: job}}); got != 0 {
+		t.Errorf("without the rule a Job's pod runs %v, want until deleted", got)
 	}
 }
