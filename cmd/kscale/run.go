@@ -47,8 +47,9 @@ func newValidateCommand() *cobra.Command {
 func newRunCommand() *cobra.Command {
 	var o runner.Options
 	var observe, fleets []string
+	var testSuite string
 	cmd := &cobra.Command{
-		Use:   "run --testconfig CONFIG --kubeconfig FILE",
+		Use:   "run (--testconfig CONFIG | --testsuite FILE) --kubeconfig FILE",
 		Short: "Run a test config against the cluster the kubeconfig points at",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -72,6 +73,9 @@ func newRunCommand() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			if testSuite != "" {
+				return runSuite(ctx, cmd, o, testSuite)
+			}
 			res, err := runner.Run(ctx, o, cmd.ErrOrStderr())
 			if err != nil {
 				return inputErr(err)
@@ -86,6 +90,7 @@ func newRunCommand() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the test cluster (default $KUBECONFIG)")
 	fs.StringVar(&o.ReportDir, "report-dir", "", "folder for the generated config and reports")
+	fs.StringVar(&testSuite, "testsuite", "", "clusterloader2 test suite file: a list of {identifier, configPath, overridePaths}, run one after another, each reported in a folder of its own")
 	fs.BoolVar(&o.KeepNamespaces, "keep-namespaces", false, "leave the run's namespaces in place at the end")
 	fs.BoolVar(&o.Force, "force", false, "start even when the cluster holds namespaces of another kscale run")
 	fs.IntVar(&o.ClientsNumber, "k8s-clients-number", 0, "client connections for object writes (default one per 100 nodes)")
@@ -97,6 +102,35 @@ func newRunCommand() *cobra.Command {
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", "", "Prometheus server scraping the cluster; API latency is then read from it")
 	fs.BoolVar(&o.AllowNotMeasured, "allow-not-measured", false, "pass a run whose SLO measurements measured nothing (default: such a run is inconclusive, exit 1)")
 	return cmd
+}
+
+// runSuite runs a test suite file's entries (--testsuite) in turn and
+// fails, exit 1, when one did not pass.
+func runSuite(ctx context.Context, cmd *cobra.Command, o runner.Options, path string) error {
+	if o.TestConfig != "" || len(o.Overrides) > 0 {
+		return usageError{errors.New("--testsuite names each entry's config and overrides: give it without --testconfig and --testoverrides")}
+	}
+	suite, err := runner.LoadTestSuite(path)
+	if err != nil {
+		return inputErr(err)
+	}
+	res, err := runner.RunSuite(ctx, o, suite, cmd.ErrOrStderr())
+	var failed error
+	if res != nil {
+		for i, r := range res.Results {
+			fmt.Fprintf(cmd.OutOrStdout(), "== test scenario %s\n", res.Scenarios[i].Identifier)
+			if !runner.Summary(r, cmd.OutOrStdout()) && failed == nil {
+				failed = fmt.Errorf("test scenario %s: %w", res.Scenarios[i].Identifier, notPassed(r))
+			}
+		}
+		if err == nil && failed == nil && len(res.Results) < len(suite) {
+			failed = fmt.Errorf("the suite was interrupted after %d of %d test scenarios", len(res.Results), len(suite))
+		}
+	}
+	if err != nil {
+		return inputErr(err)
+	}
+	return failed
 }
 
 // notPassed is the error, exit 1, of a run that did not pass: why is in

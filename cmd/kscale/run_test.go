@@ -1,6 +1,10 @@
 package main
 
 import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -35,6 +39,31 @@ func TestNotPassed(t *testing.T) {
 		err := notPassed(&runner.Result{Report: &tc.run})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 1 {
 			t.Errorf("%s: %v (exit %d), want %q and exit 1", tc.run.Verdict, err, exitCode(err), tc.want)
+		}
+	}
+}
+
+// TestRunTestSuiteBadInput: --testsuite beside --testconfig, or a suite
+// file with a bad entry, is bad input (exit 2) before anything runs.
+func TestRunTestSuiteBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "suite.yaml")
+	if err := os.WriteFile(bad, []byte("- identifier: a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--testsuite", bad, "--testconfig", "c.yaml"},
+		{"--testsuite", bad, "--testoverrides", "o.yaml"},
+		{"--testsuite", bad},
+		{"--testsuite", filepath.Join(dir, "missing.yaml")},
+	} {
+		cmd := newRunCommand()
+		cmd.SetArgs(append(args, "--kubeconfig", filepath.Join(dir, "kubeconfig")))
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		var usage usageError
+		if err := cmd.Execute(); !errors.As(err, &usage) {
+			t.Errorf("run %v: error %v, want bad input", args, err)
 		}
 	}
 }

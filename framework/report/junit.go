@@ -56,8 +56,35 @@ type junitMessage struct {
 // measured nothing and why: the measurement itself was skipped, the run's
 // verdict is what failed.
 func JUnit(r *Run) ([]byte, error) {
+	return encodeJUnit(junitSuiteOf("kscale "+r.Config, r))
+}
+
+// JUnitSuites renders several runs, a test suite's (kscale run
+// --testsuite), as one JUnit document with one testsuite per run, named by
+// names[i].
+func JUnitSuites(names []string, runs []*Run) ([]byte, error) {
+	if len(names) != len(runs) {
+		return nil, fmt.Errorf("encoding %s: %d names for %d runs", JUnitFile, len(names), len(runs))
+	}
+	suites := make([]junitSuite, len(runs))
+	for i, r := range runs {
+		suites[i] = junitSuiteOf(names[i], r)
+	}
+	return encodeJUnit(suites...)
+}
+
+func encodeJUnit(suites ...junitSuite) ([]byte, error) {
+	out, err := xml.MarshalIndent(junitSuites{Suites: suites}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", JUnitFile, err)
+	}
+	return append([]byte(xml.Header), append(out, '\n')...), nil
+}
+
+// junitSuiteOf is one run's testsuite (see JUnit).
+func junitSuiteOf(name string, r *Run) junitSuite {
 	suite := junitSuite{
-		Name:      "kscale " + r.Config,
+		Name:      name,
 		Time:      r.DurationSeconds,
 		Timestamp: r.Started.UTC().Format("2006-01-02T15:04:05"),
 	}
@@ -110,11 +137,7 @@ func JUnit(r *Run) ([]byte, error) {
 			Failure: &junitMessage{Message: r.CleanupError, Type: "CleanupFailed"},
 		})
 	}
-	out, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{suite}}, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", JUnitFile, err)
-	}
-	return append([]byte(xml.Header), append(out, '\n')...), nil
+	return suite
 }
 
 // inconclusiveCase is the failing case of an inconclusive run.
@@ -158,6 +181,19 @@ func WriteJUnit(dir string, r *Run) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return writeJUnitFile(dir, data)
+}
+
+// WriteJUnitSuites writes the junit.xml of a test suite's runs into dir.
+func WriteJUnitSuites(dir string, names []string, runs []*Run) (string, error) {
+	data, err := JUnitSuites(names, runs)
+	if err != nil {
+		return "", err
+	}
+	return writeJUnitFile(dir, data)
+}
+
+func writeJUnitFile(dir string, data []byte) (string, error) {
 	path := filepath.Join(dir, JUnitFile)
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		return "", fmt.Errorf("writing %s: %w", path, err)

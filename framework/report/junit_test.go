@@ -187,3 +187,38 @@ func TestRunJudge(t *testing.T) {
 		})
 	}
 }
+
+// A test suite's runs go into one document, a testsuite per entry named by
+// its identifier, each with the cases its run alone would have.
+func TestJUnitSuites(t *testing.T) {
+	runs := []*Run{junitFixture(), inconclusiveFixture()}
+	data, err := JUnitSuites([]string{"pod-affinity", "pod-anti-affinity"}, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parsed junitSuites
+	if err := xml.Unmarshal(data, &parsed); err != nil {
+		t.Fatalf("junit.xml does not parse: %v", err)
+	}
+	if len(parsed.Suites) != 2 {
+		t.Fatalf("%d testsuites, want 2", len(parsed.Suites))
+	}
+	for i, want := range []string{"pod-affinity", "pod-anti-affinity"} {
+		alone, err := JUnit(runs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var one junitSuites
+		if err := xml.Unmarshal(alone, &one); err != nil {
+			t.Fatal(err)
+		}
+		got := parsed.Suites[i]
+		if got.Name != want || got.Tests != one.Suites[0].Tests || got.Failures != one.Suites[0].Failures || got.Skipped != one.Suites[0].Skipped {
+			t.Errorf("testsuite %d: %s tests %d failures %d skipped %d; alone: tests %d failures %d skipped %d", i,
+				got.Name, got.Tests, got.Failures, got.Skipped, one.Suites[0].Tests, one.Suites[0].Failures, one.Suites[0].Skipped)
+		}
+	}
+	if _, err := JUnitSuites([]string{"one"}, runs); err == nil {
+		t.Error("two runs with one name: no error")
+	}
+}
