@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/framework/report/htmlcheck"
 	"github.com/kscale/kscale/framework/runner"
+	"github.com/kscale/kscale/measurements"
 )
 
 // The CI-sized density run: 20 fleet nodes, 10 saturation pods per node,
@@ -436,5 +438,69 @@ func TestLoadAndAPILatencySuitesPassAtTwentyNodes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestClusterloader2ShapedConfigRunsToTheEnd runs testdata/cl2-shaped, a
+// config written as clusterloader2's testing/load is, on 20 fleet nodes
+// whose Job pods run 5 s: its modules name each other by paths relative
+// to the config's folder, its arithmetic truncates fractions, a Service
+// template uses a key no fill map sets (a warning, not a refusal), its
+// ReplicationControllers' pods go with them when deleted, and its Jobs
+// finish. Each of these, read otherwise, fails the run.
+func TestClusterloader2ShapedConfigRunsToTheEnd(t *testing.T) {
+	r := startNamedSuite(t, "load", []string{"--nodes=20", "--nodes-per-fleet=10",
+		"--testconfig=../testdata/cl2-shaped/config.yaml", "--hollow-arg=--job-pod-run-duration=5s"})
+	if code := r.wait(t, 15*time.Minute); code != 0 {
+		t.Fatalf("exit code %d, want 0; log %s:\n%s", code, r.logPath, r.tail())
+	}
+	run, err := report.ReadRun(r.reportDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Verdict != report.RunPass || run.Incomplete {
+		t.Fatalf("summary.json: verdict %s, incomplete %v", run.Verdict, run.Incomplete)
+	}
+	var steps []string
+	for _, s := range run.Steps {
+		steps = append(steps, s.Name)
+		if s.Status != report.StepOK {
+			t.Errorf("step %q: %s %v", s.Name, s.Status, s.Errors)
+		}
+	}
+	want := []string{"start measurements", "Creating objects", "Waiting for the objects to be running",
+		"gather measurements", "Deleting objects", "Waiting for the objects to be gone"}
+	if !slices.Equal(steps, want) {
+		t.Errorf("steps %q, want %q", steps, want)
+	}
+	passed := map[string]bool{}
+	for _, m := range run.Measurements {
+		switch m.Verdict {
+		case measurements.Pass:
+			passed[m.Method] = true
+		case measurements.Violated, measurements.Failed:
+			t.Errorf("%s: %s %s %v", m.Name, m.Verdict, m.Reason, m.Violations)
+		}
+	}
+	for _, m := range []string{"PodStartupLatency", "WaitForFinishedJobs"} {
+		if !passed[m] {
+			t.Errorf("no summary of %s passed", m)
+		}
+	}
+	generated, err := os.ReadFile(filepath.Join(r.reportDir, "generatedConfig_cl2-shaped.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"max: 2\n", "Replicas: 10\n", "qps: 11\n"} {
+		if !strings.Contains(string(generated), s) {
+			t.Errorf("generated config lacks %q:\n%s", s, generated)
+		}
+	}
+	log, err := os.ReadFile(r.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), `service.yaml:9:6: at <.HeadlessService>: map has no entry for key "HeadlessService"`) {
+		t.Errorf("no warning of HeadlessService in the log %s", r.logPath)
 	}
 }
