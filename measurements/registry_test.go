@@ -71,6 +71,7 @@ func TestKinds(t *testing.T) {
 		"ResourceUsageSummary":              true,
 		"SchedulingThroughput":              true,
 		"EtcdMetrics":                       false,
+		"JobLifecycleLatency":               false, // no threshold, as in clusterloader2
 		"SchedulingMetrics":                 false,
 		"Sleep":                             false,
 		"TestMetrics":                       false, // its parts carry their own kinds
