@@ -72,6 +72,9 @@ func TestKinds(t *testing.T) {
 		"SchedulingThroughput":              true,
 		"EtcdMetrics":                       false,
 		"JobLifecycleLatency":               false, // no threshold, as in clusterloader2
+		"CPUProfile":                        false,
+		"MemoryProfile":                     false,
+		"BlockProfile":                      false,
 		"SchedulingMetrics":                 false,
 		"Sleep":                             false,
 		"TestMetrics":                       false, // its parts carry their own kinds

@@ -50,6 +50,9 @@ func runEtcd(args []string) int {
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.UnsafeNoFsync = *noFsync
 	cfg.QuotaBackendBytes = *quota
+	// /debug/pprof on the client URL (loopback only), as kube-apiserver
+	// serves its own: what the profile measurements read.
+	cfg.EnablePprof = true
 	cfg.LogLevel = *logLevel
 	cfg.Logger = "zap"
 	cfg.LogOutputs = []string{"stderr"}
