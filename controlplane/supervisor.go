@@ -332,6 +332,10 @@ func (s *supervisor) restartDue(due map[string]time.Time, launched func(string, 
 			next = min(next, wait)
 			continue
 		}
+		if s.held(name) {
+			next = min(next, holdPoll)
+			continue
+		}
 		if !s.dependenciesReady(name) {
 			next = min(next, 200*time.Millisecond) // a ready event will come; poll as a backstop
 			continue
@@ -347,6 +351,16 @@ func (s *supervisor) restartDue(due map[string]time.Time, launched func(string, 
 		launched(name, s.procs[name])
 	}
 	return next
+}
+
+// holdPoll is how often a held component's hold file is looked at.
+const holdPoll = 200 * time.Millisecond
+
+// held reports whether the component's hold file (clusterdir.HoldFile)
+// keeps it from being restarted.
+func (s *supervisor) held(name string) bool {
+	_, err := os.Stat(s.dir.HoldFile(name))
+	return err == nil
 }
 
 func (s *supervisor) dependenciesReady(name string) bool {

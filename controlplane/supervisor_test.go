@@ -2,7 +2,11 @@ package controlplane
 
 import (
 	"fmt"
+	"github.com/kscale/kscale/controlplane/clusterdir"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestStartGroupsFollowDependencies(t *testing.T) {
@@ -10,5 +14,30 @@ func TestStartGroupsFollowDependencies(t *testing.T) {
 	want := "[[etcd] [kube-apiserver] [kube-controller-manager kube-scheduler]]"
 	if got != want {
 		t.Errorf("start groups = %s, want %s", got, want)
+	}
+}
+
+// A component whose hold file exists is not restarted, however long it has
+// been due, and stays due; the supervisor looks again soon.
+func TestHeldComponentIsNotRestarted(t *testing.T) {
+	dir := clusterdir.Dir(t.TempDir())
+	hold := dir.HoldFile(clusterdir.APIServer)
+	if err := os.MkdirAll(filepath.Dir(hold), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &supervisor{dir: dir, state: &clusterdir.State{}, procs: map[string]*process{}}
+	for _, name := range clusterdir.Components {
+		s.state.Components = append(s.state.Components, clusterdir.Component{Name: name, Ready: name == clusterdir.Etcd})
+	}
+	due := map[string]time.Time{clusterdir.APIServer: time.Now().Add(-time.Minute)}
+	next := s.restartDue(due, func(name string, _ *process) { t.Errorf("%s launched while held", name) })
+	if _, still := due[clusterdir.APIServer]; !still || next != holdPoll {
+		t.Errorf("held apiserver: due %v, next check in %v; want still due, %v", due, next, holdPoll)
+	}
+	if s.state.Component(clusterdir.APIServer).Restarts != 0 {
+		t.Error("a held component counted a restart")
 	}
 }

@@ -19,7 +19,10 @@ func init() { Register("APIAvailability", SLO, func(string) Measurement { return
 // longest stretch without one: the availability a client saw, including
 // restarts and overload.
 //
-// Params: action start|gather; pollFrequency (default 1s); pollTimeout
+// pause and unpause (as clusterloader2's) leave out the polls between
+// them, so that a planned outage (RestartApiserver) is not counted.
+//
+// Params: action start|pause|unpause|gather; pollFrequency (default 1s); pollTimeout
 // (default the poll frequency, capped at 5s: a hung answer counts as down);
 // threshold, the minimum availability in percent (default 0, no verdict).
 type apiAvailability struct {
@@ -30,14 +33,22 @@ type apiAvailability struct {
 	downSince  time.Time // zero while available
 	longest    time.Duration
 	lastReason string
+	paused     bool
 }
 
 func (a *apiAvailability) Execute(ctx context.Context, env *Env, params Params) ([]Summary, error) {
-	action, err := params.Action("start", "gather")
+	action, err := params.Action("start", "pause", "unpause", "gather")
 	if err != nil {
 		return nil, err
 	}
-	if action == "start" {
+	switch action {
+	case "pause", "unpause":
+		if a.poller == nil {
+			return nil, fmt.Errorf("%s without start", action)
+		}
+		a.setPaused(action == "pause", env.now())
+		return nil, nil
+	case "start":
 		freq, err := params.Duration("pollFrequency", time.Second)
 		if err != nil {
 			return nil, err
@@ -55,7 +66,7 @@ func (a *apiAvailability) Execute(ctx context.Context, env *Env, params Params) 
 		}
 		a.poller.stop()
 		a.mu.Lock()
-		a.ok, a.total, a.downSince, a.longest, a.lastReason = 0, 0, time.Time{}, 0, ""
+		a.ok, a.total, a.downSince, a.longest, a.lastReason, a.paused = 0, 0, time.Time{}, 0, "", false
 		a.mu.Unlock()
 		a.poller = startPoller(context.WithoutCancel(ctx), freq, func(ctx context.Context, at time.Time) {
 			a.poll(ctx, client, timeout, at)
@@ -100,6 +111,9 @@ func (a *apiAvailability) poll(ctx context.Context, client kubernetes.Interface,
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.paused {
+		return
+	}
 	a.total++
 	if err == nil && string(body) == "ok" {
 		a.ok++
@@ -117,6 +131,18 @@ func (a *apiAvailability) poll(ctx context.Context, client kubernetes.Interface,
 	if a.downSince.IsZero() {
 		a.downSince = at
 	}
+}
+
+// setPaused starts or ends a pause; an outage under way when the pause
+// starts ends there.
+func (a *apiAvailability) setPaused(paused bool, now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if paused && !a.paused && !a.downSince.IsZero() {
+		a.longest = max(a.longest, now.Sub(a.downSince))
+		a.downSince = time.Time{}
+	}
+	a.paused = paused
 }
 
 func (a *apiAvailability) summarise(threshold float64, now time.Time) ([]Summary, error) {

@@ -83,3 +83,37 @@ func TestAPIAvailabilityAlwaysUp(t *testing.T) {
 		t.Fatalf("summary %+v", s)
 	}
 }
+
+// An outage between pause and unpause (a planned apiserver restart) is not
+// counted: the run stays 100 % available.
+func TestAPIAvailabilityPaused(t *testing.T) {
+	var up atomic.Bool
+	up.Store(true)
+	m := NewManager(readyzServer(t, &up))
+	ctx := context.Background()
+	if err := m.Execute(ctx, "APIAvailability", "a", map[string]any{"action": "pause"}); err == nil {
+		t.Error("pause before start: no error")
+	}
+	if err := m.Execute(ctx, "APIAvailability", "a", map[string]any{"action": "start", "pollFrequency": "10ms"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := m.Execute(ctx, "APIAvailability", "a", map[string]any{"action": "pause"}); err != nil {
+		t.Fatal(err)
+	}
+	up.Store(false)
+	time.Sleep(100 * time.Millisecond)
+	up.Store(true)
+	time.Sleep(20 * time.Millisecond)
+	if err := m.Execute(ctx, "APIAvailability", "a", map[string]any{"action": "unpause"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := m.Execute(ctx, "APIAvailability", "a", map[string]any{"action": "gather", "threshold": 99.9}); err != nil {
+		t.Fatal(err)
+	}
+	sums := m.Summaries() // the failed pause before start, then the gather
+	if s := sums[len(sums)-1]; s.Headline["availability %"] != 100 || s.Headline["longest unavailable s"] != 0 {
+		t.Fatalf("an outage while paused was counted: %+v", s.Headline)
+	}
+}

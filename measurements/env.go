@@ -54,6 +54,11 @@ type Env struct {
 	Progress io.Writer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// RestartComponent stops the named control-plane component and keeps
+	// it down for down, then lets it be started again; it returns then,
+	// not once the component is ready. Nil when the run cannot restart
+	// components (its cluster is not a local one).
+	RestartComponent func(ctx context.Context, name string, down time.Duration) error
 }
 
 // Component is one process the run can observe.

@@ -75,6 +75,7 @@ func TestKinds(t *testing.T) {
 		"CPUProfile":                        false,
 		"MemoryProfile":                     false,
 		"BlockProfile":                      false,
+		"RestartApiserver":                  false,
 		"SchedulingMetrics":                 false,
 		"Sleep":                             false,
 		"TestMetrics":                       false, // its parts carry their own kinds

@@ -110,3 +110,18 @@ func TestEtcdMetricsNotMeasuredWithoutEtcd(t *testing.T) {
 		t.Fatalf("gather: %v %+v", err, s)
 	}
 }
+
+// CL2's restart-apiserver module pauses the bundle's system-pod restart
+// counts around the restart; this bundle has none to pause, and says so by
+// accepting the actions without a summary.
+func TestTestMetricsPauseSystemPodMetrics(t *testing.T) {
+	tm := newTestMetrics()
+	for _, action := range []string{"pauseSystemPodMetrics", "unpauseSystemPodMetrics"} {
+		if sums, err := tm.Execute(context.Background(), &Env{}, Params{"action": action}); err != nil || sums != nil {
+			t.Errorf("%s: %v %v", action, sums, err)
+		}
+	}
+	if _, err := tm.Execute(context.Background(), &Env{}, Params{"action": "pause"}); err == nil {
+		t.Error("an unknown action: no error")
+	}
+}

@@ -87,6 +87,11 @@ func (d Dir) OptionsFile() string { return d.path("options.json") }
 // StateFile is written by the supervisor; see State.
 func (d Dir) StateFile() string { return d.path("state.json") }
 
+// HoldFile is the file whose presence keeps the supervisor from restarting
+// the component once it exits: how a test holds the apiserver down for a
+// while (RestartApiserver). Removing it lets the restart go ahead.
+func (d Dir) HoldFile(component string) string { return d.path("hold", component) }
+
 // LockFile is held (flock) by the supervisor for as long as the cluster runs.
 func (d Dir) LockFile() string { return d.path("supervisor.lock") }
 

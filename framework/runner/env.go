@@ -22,7 +22,7 @@ import (
 // clusterDir is looked for beside the kubeconfig (kscale cluster up writes
 // DIR/admin.kubeconfig); a cluster that is not local gives none, and the
 // measurements that need the processes say so.
-func localComponents(clusterDir, kubeconfig string, cfg *rest.Config) ([]measurements.Component, error) {
+func localComponents(clusterDir, kubeconfig string, cfg *rest.Config) ([]measurements.Component, clusterdir.Dir, error) {
 	explicit := clusterDir != ""
 	if !explicit {
 		clusterDir = filepath.Dir(kubeconfig)
@@ -30,13 +30,13 @@ func localComponents(clusterDir, kubeconfig string, cfg *rest.Config) ([]measure
 	state, err := clusterdir.Dir(clusterDir).ReadState()
 	if err != nil {
 		if !explicit && (errors.Is(err, clusterdir.ErrNoState) || os.IsNotExist(err)) {
-			return nil, nil
+			return nil, "", nil
 		}
-		return nil, &InputError{fmt.Errorf("--cluster-dir %s: %w", clusterDir, err)}
+		return nil, "", &InputError{fmt.Errorf("--cluster-dir %s: %w", clusterDir, err)}
 	}
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("building the metrics client: %w", err)
+		return nil, "", fmt.Errorf("building the metrics client: %w", err)
 	}
 	var out []measurements.Component
 	for _, c := range state.Components {
@@ -48,7 +48,7 @@ func localComponents(clusterDir, kubeconfig string, cfg *rest.Config) ([]measure
 			Name: c.Name, PID: c.PID, MetricsURL: c.MetricsURL, HealthURL: c.HealthURL, HTTP: client,
 		})
 	}
-	return out, nil
+	return out, clusterdir.Dir(clusterDir), nil
 }
 
 // ParseComponent reads an --observe value, NAME=METRICS_URL: a process

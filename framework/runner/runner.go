@@ -231,7 +231,7 @@ func Start(ctx context.Context, o Options, warn io.Writer) (*Session, error) {
 			return nil, fmt.Errorf("saving the generated config: %w", err)
 		}
 	}
-	components, err := localComponents(o.ClusterDir, o.Kubeconfig, restCfg)
+	components, clusterDir, err := localComponents(o.ClusterDir, o.Kubeconfig, restCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -239,6 +239,9 @@ func Start(ctx context.Context, o Options, warn io.Writer) (*Session, error) {
 	klog.InfoS("Starting the run", "config", c.Config.Name, "run", runID, "namespaces", c.Config.Namespace.Number)
 	env := newEnv(o, restCfg, client, components, c.Config.Name, o.Nodes,
 		c.Config.Namespace.Prefix, c.Config.Namespace.Number, executor.RunLabel+"="+runID)
+	if clusterDir != "" {
+		env.RestartComponent = restarter(clusterDir)
+	}
 	manager := measurements.NewManager(env)
 	unsupported := map[string]bool{}
 	for _, u := range c.Unsupported {
