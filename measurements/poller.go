@@ -21,8 +21,19 @@ type poller struct {
 // outlives the start action that made it.
 func startPoller(ctx context.Context, interval time.Duration, sample func(ctx context.Context, at time.Time)) *poller {
 	ctx, cancel := context.WithCancel(ctx)
-	p := &poller{cancel: cancel, done: make(chan struct{})}
 	sample(ctx, time.Now())
+	return pollEvery(ctx, cancel, interval, sample)
+}
+
+// startPollerLater is startPoller without the sample at start: the first
+// comes one interval later (a sample that takes long, a CPU profile).
+func startPollerLater(ctx context.Context, interval time.Duration, sample func(ctx context.Context, at time.Time)) *poller {
+	ctx, cancel := context.WithCancel(ctx)
+	return pollEvery(ctx, cancel, interval, sample)
+}
+
+func pollEvery(ctx context.Context, cancel context.CancelFunc, interval time.Duration, sample func(ctx context.Context, at time.Time)) *poller {
+	p := &poller{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		t := time.NewTicker(interval)

@@ -48,8 +48,7 @@ type profile struct {
 	fetch     func(ctx context.Context, path string) ([]byte, error)
 	files     map[string][]byte
 	errs      []error
-	cancel    context.CancelFunc
-	done      chan struct{}
+	poller    *poller
 }
 
 func (p *profile) Execute(ctx context.Context, env *Env, params Params) ([]Summary, error) {
@@ -73,7 +72,7 @@ func (p *profile) Execute(ctx context.Context, env *Env, params Params) ([]Summa
 func (p *profile) start(ctx context.Context, env *Env, name string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.done != nil {
+	if p.poller != nil {
 		klog.V(2).InfoS("Profile already started", "method", p.method, "component", p.component)
 		return nil
 	}
@@ -86,21 +85,7 @@ func (p *profile) start(ctx context.Context, env *Env, name string) error {
 	if interval <= 0 {
 		interval = profileInterval
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	p.cancel, p.done = cancel, make(chan struct{})
-	go func() {
-		defer close(p.done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-runCtx.Done():
-				return
-			case <-t.C:
-				p.take(runCtx, env)
-			}
-		}
-	}()
+	p.poller = startPollerLater(ctx, interval, func(ctx context.Context, _ time.Time) { p.take(ctx, env) })
 	return nil
 }
 
@@ -161,7 +146,7 @@ func (p *profile) take(ctx context.Context, env *Env) {
 
 func (p *profile) gather(ctx context.Context, env *Env) ([]Summary, error) {
 	p.mu.Lock()
-	component, fetch, cancel, done := p.component, p.fetch, p.cancel, p.done
+	component, fetch, polling := p.component, p.fetch, p.poller
 	p.mu.Unlock()
 	if component == "" {
 		return nil, fmt.Errorf("%s was not started", p.method)
@@ -169,8 +154,7 @@ func (p *profile) gather(ctx context.Context, env *Env) ([]Summary, error) {
 	if fetch == nil {
 		return nil, notMeasuredf("the run cannot reach %s's pprof endpoint (the local provider's components, or the apiserver through the run's client)", component)
 	}
-	cancel()
-	<-done
+	polling.stop()
 	p.mu.Lock()
 	taken := len(p.files)
 	p.mu.Unlock()
@@ -179,7 +163,7 @@ func (p *profile) gather(ctx context.Context, env *Env) ([]Summary, error) {
 	}
 	p.mu.Lock()
 	defer func() {
-		p.component, p.fetch, p.cancel, p.done, p.files = "", nil, nil, nil, nil
+		p.component, p.fetch, p.poller, p.files = "", nil, nil, nil
 		p.mu.Unlock()
 	}()
 	if len(p.files) == 0 {
