@@ -103,6 +103,12 @@ func unthrottledClient(env *Env) (kubernetes.Interface, error) {
 }
 
 func (a *apiAvailability) poll(ctx context.Context, client kubernetes.Interface, timeout time.Duration, at time.Time) {
+	a.mu.Lock()
+	paused := a.paused
+	a.mu.Unlock()
+	if paused {
+		return // nor is a poll that began in a pause and ends after it counted
+	}
 	pollCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	body, err := client.CoreV1().RESTClient().Get().AbsPath("/readyz").DoRaw(pollCtx)
