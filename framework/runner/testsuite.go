@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kscale/kscale/framework/report"
@@ -83,15 +84,11 @@ type SuiteResult struct {
 	Results   []*Result
 }
 
-// ValidateSuite compiles every entry of the suite, so that a bad one stops
-// the suite before anything runs.
+// ValidateSuite compiles every entry of the suite for o.Nodes nodes, so
+// that a bad one stops the suite before anything runs.
 func ValidateSuite(o Options, suite []Scenario, warn io.Writer) error {
 	for _, s := range suite {
-		so := scenarioOptions(o, s)
-		if so.Nodes == 0 {
-			continue // sized from the cluster at run time
-		}
-		c, err := Compile(so)
+		c, err := Compile(scenarioOptions(o, s))
 		if err != nil {
 			return &InputError{fmt.Errorf("test scenario %s: %w", s.Identifier, err)}
 		}
@@ -105,6 +102,17 @@ func ValidateSuite(o Options, suite []Scenario, warn io.Writer) error {
 // o.ReportDir, and one junit.xml there with a testsuite per entry. An entry
 // that cannot start (bad input) stops the suite before the next.
 func RunSuite(ctx context.Context, o Options, suite []Scenario, warn io.Writer) (*SuiteResult, error) {
+	if o.Nodes == 0 && o.Kubeconfig != "" {
+		// Counted once, as a single run counts them, so that every entry
+		// is compiled for the cluster before the first runs.
+		restCfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+		if err != nil {
+			return nil, &InputError{fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)}
+		}
+		if o.Nodes, err = SchedulableNodes(ctx, restCfg); err != nil {
+			return nil, err
+		}
+	}
 	if err := ValidateSuite(o, suite, warn); err != nil {
 		return nil, err
 	}
