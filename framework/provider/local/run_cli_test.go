@@ -88,6 +88,48 @@ func TestKscaleRun(t *testing.T) {
 	}
 }
 
+// TestKscaleRunTestSuite: a CL2 test suite file's entries run in turn, each
+// with its own overrides and report folder, and junit.xml holds a
+// testsuite per entry.
+func TestKscaleRunTestSuite(t *testing.T) {
+	c, _ := sharedCluster(t)
+	dir, reports := t.TempDir(), t.TempDir()
+	files := map[string]string{
+		"config.yaml": "{{$d := DefaultParam .DURATION \"1ms\"}}\nname: {{.NAME}}\nsteps:\n- name: sleep {{$d}}\n  measurements:\n  - {Method: Sleep, Identifier: s, Params: {duration: {{$d}}}}\n",
+		"a.yaml":      "NAME: first\n",
+		"b.yaml":      "NAME: second\nDURATION: 200ms\n",
+		"suite.yaml": "- identifier: one\n  configPath: " + filepath.Join(dir, "config.yaml") + "\n  overridePaths: [" + filepath.Join(dir, "a.yaml") + "]\n" +
+			"- identifier: two\n  configPath: " + filepath.Join(dir, "config.yaml") + "\n  overridePaths: [" + filepath.Join(dir, "b.yaml") + "]\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runBinary(t, "kscale", nil, "run", "--testsuite", filepath.Join(dir, "suite.yaml"),
+		"--kubeconfig", c.Dir.AdminKubeconfig(), "--report-dir", reports)
+	if r.code != 0 {
+		t.Fatalf("kscale run --testsuite: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"== test scenario one", "sleep 1ms", "== test scenario two", "sleep 200ms"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, f := range []string{"one/generatedConfig_first.yaml", "two/generatedConfig_second.yaml", "one/summary.json", "two/junit.xml"} {
+		if _, err := os.Stat(filepath.Join(reports, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	junit, err := os.ReadFile(filepath.Join(reports, "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(junit), `<testsuite name="one"`) || !strings.Contains(string(junit), `<testsuite name="two"`) {
+		t.Errorf("junit.xml does not hold a testsuite per entry:\n%s", junit)
+	}
+}
+
 // TestKscaleCompare: two runs' summaries compared from the command line;
 // exit 1 when a gated measure regressed beyond the tolerance, 0 within it,
 // 2 for a folder without a summary.
