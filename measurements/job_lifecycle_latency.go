@@ -3,14 +3,10 @@ package measurements
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -84,21 +80,12 @@ func (m *jobLifecycleLatency) start(ctx context.Context, env *Env, params Params
 	m.sel, m.jobs = sel, map[string]*jobTimes{}
 	m.mu.Unlock()
 
-	jobs := env.Client.BatchV1().Jobs(sel.Namespace)
-	inf := cache.NewSharedIndexInformer(newSelectedListWatch(env.Client, sel,
-		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return jobs.List(ctx, o) },
-		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return jobs.Watch(ctx, o) }),
-		&batchv1.Job{}, 0, cache.Indexers{})
-	_ = inf.SetTransform(informerDropManagedFields)
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	set, err := watchJobs(ctx, env, sel, cache.ResourceEventHandlerFuncs{
 		AddFunc:    m.onJob,
 		UpdateFunc: func(_, obj any) { m.onJob(obj) },
-	}); err != nil {
-		return err
-	}
-	set, err := startInformerSet(ctx, "Job", inf)
+	})
 	if err != nil {
-		return fmt.Errorf("starting to watch Jobs (%s): %w", sel, err)
+		return err
 	}
 	m.mu.Lock()
 	m.informers = set

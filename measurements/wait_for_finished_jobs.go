@@ -73,27 +73,36 @@ func (w *waitForFinishedJobs) start(ctx context.Context, env *Env, params Params
 	w.sel, w.finished = sel, map[string]batchv1.JobConditionType{}
 	w.mu.Unlock()
 
+	set, err := watchJobs(ctx, env, sel, cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.onJob(obj, false) },
+		UpdateFunc: func(_, obj any) { w.onJob(obj, false) },
+		DeleteFunc: func(obj any) { w.onJob(obj, true) },
+	})
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.informers = set
+	w.mu.Unlock()
+	return nil
+}
+
+// watchJobs starts an informer on the Jobs sel selects, with handlers.
+func watchJobs(ctx context.Context, env *Env, sel watchSelector, handlers cache.ResourceEventHandler) (*informerSet, error) {
 	jobs := env.Client.BatchV1().Jobs(sel.Namespace)
 	inf := cache.NewSharedIndexInformer(newSelectedListWatch(env.Client, sel,
 		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return jobs.List(ctx, o) },
 		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return jobs.Watch(ctx, o) }),
 		&batchv1.Job{}, 0, cache.Indexers{})
 	_ = inf.SetTransform(informerDropManagedFields)
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { w.onJob(obj, false) },
-		UpdateFunc: func(_, obj any) { w.onJob(obj, false) },
-		DeleteFunc: func(obj any) { w.onJob(obj, true) },
-	}); err != nil {
-		return err
+	if _, err := inf.AddEventHandler(handlers); err != nil {
+		return nil, err
 	}
 	set, err := startInformerSet(ctx, "Job", inf)
 	if err != nil {
-		return fmt.Errorf("starting to watch Jobs (%s): %w", sel, err)
+		return nil, fmt.Errorf("starting to watch Jobs (%s): %w", sel, err)
 	}
-	w.mu.Lock()
-	w.informers = set
-	w.mu.Unlock()
-	return nil
+	return set, nil
 }
 
 func (w *waitForFinishedJobs) onJob(obj any, deleted bool) {
