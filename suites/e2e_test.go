@@ -130,6 +130,23 @@ func (r *suiteRun) wait(t testing.TB, limit time.Duration) int {
 	return r.exitCode
 }
 
+// passed waits for the suite to exit 0 and returns its summary.json, which
+// must say the run passed and was complete.
+func (r *suiteRun) passed(t testing.TB, limit time.Duration) *report.Run {
+	t.Helper()
+	if code := r.wait(t, limit); code != 0 {
+		t.Fatalf("exit code %d, want 0; log %s:\n%s", code, r.logPath, r.tail())
+	}
+	run, err := report.ReadRun(r.reportDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Verdict != report.RunPass || run.Incomplete {
+		t.Fatalf("summary.json: verdict %s, incomplete %v", run.Verdict, run.Incomplete)
+	}
+	return run
+}
+
 func (r *suiteRun) tail() string {
 	data, _ := os.ReadFile(r.logPath)
 	if len(data) > 6000 {
@@ -197,16 +214,7 @@ func checkPerfData(t *testing.T, dir string, run *report.Run) int {
 
 func TestDensitySuitePassesOnTheLocalProvider(t *testing.T) {
 	r := startSuite(t)
-	if code := r.wait(t, 20*time.Minute); code != 0 {
-		t.Fatalf("exit code %d, want 0; log %s:\n%s", code, r.logPath, r.tail())
-	}
-	run, err := report.ReadRun(r.reportDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if run.Verdict != report.RunPass || run.Incomplete {
-		t.Fatalf("summary.json: verdict %s, incomplete %v", run.Verdict, run.Incomplete)
-	}
+	run := r.passed(t, 20*time.Minute)
 	if c := run.Cluster; c.Provider != "local" || c.Nodes != 20 || c.Hollow == nil || c.Hollow.Nodes != 20 ||
 		c.Hollow.Processes != 2 || c.Hollow.RSSBytes <= 0 || len(c.NodesReady) < 2 || c.NodesReady[len(c.NodesReady)-1].Y != 20 {
 		t.Fatalf("summary.json cluster: %+v, hollow %+v", c, c.Hollow)
@@ -417,15 +425,9 @@ func TestLoadAndAPILatencySuitesPassAtTwentyNodes(t *testing.T) {
 		t.Run(suite, func(t *testing.T) {
 			r := startNamedSuite(t, suite, []string{"--nodes=20", "--nodes-per-fleet=10",
 				"--testoverrides=../../configs/" + suite + "/overrides/small.yaml"})
-			if code := r.wait(t, 25*time.Minute); code != 0 {
-				t.Fatalf("exit code %d, want 0; log %s:\n%s", code, r.logPath, r.tail())
-			}
-			run, err := report.ReadRun(r.reportDir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if run.Verdict != report.RunPass || run.Incomplete || run.Cluster.Nodes != 20 {
-				t.Fatalf("summary.json: verdict %s, incomplete %v, nodes %d", run.Verdict, run.Incomplete, run.Cluster.Nodes)
+			run := r.passed(t, 25*time.Minute)
+			if run.Cluster.Nodes != 20 {
+				t.Fatalf("summary.json: nodes %d, want 20", run.Cluster.Nodes)
 			}
 			for _, s := range run.Steps {
 				if s.Status != report.StepOK {
@@ -451,16 +453,7 @@ func TestLoadAndAPILatencySuitesPassAtTwentyNodes(t *testing.T) {
 func TestClusterloader2ShapedConfigRunsToTheEnd(t *testing.T) {
 	r := startNamedSuite(t, "load", []string{"--nodes=20", "--nodes-per-fleet=10",
 		"--testconfig=../testdata/cl2-shaped/config.yaml", "--hollow-arg=--job-pod-run-duration=5s"})
-	if code := r.wait(t, 15*time.Minute); code != 0 {
-		t.Fatalf("exit code %d, want 0; log %s:\n%s", code, r.logPath, r.tail())
-	}
-	run, err := report.ReadRun(r.reportDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if run.Verdict != report.RunPass || run.Incomplete {
-		t.Fatalf("summary.json: verdict %s, incomplete %v", run.Verdict, run.Incomplete)
-	}
+	run := r.passed(t, 15*time.Minute)
 	var steps []string
 	for _, s := range run.Steps {
 		steps = append(steps, s.Name)
