@@ -181,6 +181,11 @@ func TestAPIResponsivenessDeltaAndExclusions(t *testing.T) {
 	if s.PerfData == nil || s.PerfData.Version != "v1" {
 		t.Fatalf("perfdata %+v", s.PerfData)
 	}
+	// perfdash plots the latencies, and the request counts from the
+	// Count labels.
+	if pd := perfdashReads(t, s); len(pd[1].Items) != 4 || pd[1].Items[1].Data["RequestCount"] != 100 || pd[0].Items[1].Labels["SlowCount"] != "" {
+		t.Errorf("perfdash reads %+v", pd)
+	}
 	type row struct {
 		labels map[string]string
 		data   map[string]float64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -64,6 +65,7 @@ func (r *containerRestarts) Execute(ctx context.Context, env *Env, params Params
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	perPod := map[string]int{}
+	file := containerRestartsFile{}
 	var bad []string
 	total := 0
 	for _, key := range waitSortedKeys(r.last) {
@@ -72,6 +74,9 @@ func (r *containerRestarts) Execute(ctx context.Context, env *Env, params Params
 			continue
 		}
 		total += n
+		if parts := strings.SplitN(key, "/", 3); len(parts) == 3 {
+			file = append(file, containerRestart{Namespace: parts[0], Pod: parts[1], Container: parts[2], RestartCount: n})
+		}
 		perPod[key[:len(key)-len(restartKeyContainer(key))-1]] += n
 		if n > allowed {
 			bad = append(bad, fmt.Sprintf("container %s restarted %d times (allowed %d)", key, n, allowed))
@@ -83,6 +88,9 @@ func (r *containerRestarts) Execute(ctx context.Context, env *Env, params Params
 	}
 	sort.Strings(pods)
 	s := Summary{
+		// clusterloader2 names this summary without the identifier.
+		Name:       "ContainerRestarts",
+		Output:     file,
 		Headline:   map[string]float64{"restarts": float64(total), "pods restarted": float64(len(pods))},
 		Thresholds: map[string]float64{"restarts per container": float64(allowed)},
 		PerfData: &metrics.PerfData{Version: metrics.PerfDataVersion, DataItems: []metrics.DataItem{{

@@ -79,6 +79,10 @@ func TestContainerRestarts(t *testing.T) {
 			if tc.wantViol == "" && err != nil {
 				t.Fatalf("err %v", err)
 			}
+			// perfdash sums each container name's restarts.
+			if got := perfdashReads(t, sums[0])[0].Items[0].Data["c"]; got != tc.want {
+				t.Errorf("perfdash reads %v restarts of container c, want %v", got, tc.want)
+			}
 			var v *ViolationError
 			if tc.wantViol != "" && (!errors.As(err, &v) || !strings.Contains(err.Error(), tc.wantViol)) {
 				t.Fatalf("err %v, want a violation with %q", err, tc.wantViol)

@@ -47,6 +47,7 @@ func (e *etcdMetrics) Execute(ctx context.Context, env *Env, params Params) ([]S
 		PerfData: &metrics.PerfData{Version: metrics.PerfDataVersion},
 		Headline: map[string]float64{},
 	}
+	var file etcdMetricsFile
 	names := make([]string, 0, len(etcdLatencies))
 	for name := range etcdLatencies {
 		names = append(names, name)
@@ -61,9 +62,26 @@ func (e *etcdMetrics) Execute(ctx context.Context, env *Env, params Params) ([]S
 		if !ok || h.Count == 0 {
 			continue // no peers, or nothing committed: nothing to say
 		}
+		hf := []histogramFile{histogramFileOf(h, map[string]string{})}
+		switch name {
+		case "BackendCommitDuration":
+			file.BackendCommitDuration = hf
+		case "WalFsyncDuration":
+			file.WalFsyncDuration = hf
+		case "PeerRoundTripTime":
+			file.PeerRoundTripTime = hf
+		}
 		item := latencyItem(h, map[string]string{"Metric": name})
 		sum.PerfData.DataItems = append(sum.PerfData.DataItems, item)
 		sum.Headline[name+" p99 ms"] = item.Data["Perc99"]
+	}
+	// Snapshot saves are rare in a run; clusterloader2's file has them.
+	snaps, err := e.delta.histograms(end, "etcd_debugging_snap_save_total_duration_seconds", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if h, ok := snaps[metrics.MakeHistogramKey()]; ok {
+		file.SnapshotSaveTotalDuration = []histogramFile{histogramFileOf(h, map[string]string{})}
 	}
 	size := math.NaN()
 	for _, name := range []string{"etcd_mvcc_db_total_size_in_bytes", "etcd_debugging_mvcc_db_total_size_in_bytes"} {
@@ -74,6 +92,7 @@ func (e *etcdMetrics) Execute(ctx context.Context, env *Env, params Params) ([]S
 		}
 	}
 	if !math.IsNaN(size) {
+		file.MaxDatabaseSize = size
 		mb := size / (1 << 20)
 		sum.PerfData.DataItems = append(sum.PerfData.DataItems, metrics.DataItem{
 			Data: map[string]float64{"Max": mb}, Unit: "MiB", Labels: map[string]string{"Metric": "MaxDatabaseSize"},
@@ -83,5 +102,6 @@ func (e *etcdMetrics) Execute(ctx context.Context, env *Env, params Params) ([]S
 	if len(sum.PerfData.DataItems) == 0 {
 		return nil, notMeasuredf("etcd exported none of %v", names)
 	}
+	sum.Output = file
 	return []Summary{sum}, nil
 }

@@ -159,7 +159,7 @@ func (m *jobLifecycleLatency) gather(ctx context.Context, timeout time.Duration)
 		return nil, notMeasuredf("no Jobs matched %s", sel)
 	}
 	s := Summary{
-		PerfData: &metrics.PerfData{Version: metrics.PerfDataVersion},
+		PerfData: &metrics.PerfData{Version: metrics.PhaseLatencyVersion},
 		Headline: map[string]float64{"jobs": float64(len(m.jobs)), "completed": float64(completed)},
 	}
 	for _, tr := range jobLifecycleTransitions {

@@ -298,7 +298,7 @@ const podStartupCDFPoints = 200
 // fillSummary sets a measured group's PerfData, Headline and Thresholds
 // and returns its violations.
 func (m *podStartupLatency) fillSummary(s *Summary, g podStartupGroup, measured []*podTimes, notRunning int, limits podStartupLimits) []string {
-	s.PerfData = &metrics.PerfData{Version: metrics.PerfDataVersion}
+	s.PerfData = &metrics.PerfData{Version: metrics.PhaseLatencyVersion}
 	var startup metrics.Percentiles
 	for _, tr := range podStartupTransitions {
 		samples := make([]float64, 0, len(measured))

@@ -307,6 +307,11 @@ func checkPodStartupSummaries(t *testing.T, summaries []Summary, verdicts [3]Ver
 		if want := podStartupWant[s.Name]; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s transitions\n got %v\nwant %v", s.Name, got, want)
 		}
+		// perfdash keeps a test's files while their version is the one
+		// clusterloader2 writes for phase latencies.
+		if pd := perfdashReads(t, s); pd[0].Version != "1.0" || len(pd[0].Items) != len(podStartupTransitions) {
+			t.Errorf("%s as perfdash reads it: version %q, %d items", s.Name, pd[0].Version, len(pd[0].Items))
+		}
 		if len(s.PerfData.DataItems) != len(podStartupTransitions) || s.PerfData.DataItems[5].Labels["Metric"] != "pod_startup" {
 			t.Errorf("%s: data items out of order: %+v", s.Name, s.PerfData.DataItems)
 		}

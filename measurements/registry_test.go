@@ -70,6 +70,8 @@ func TestKinds(t *testing.T) {
 		"PodStartupLatency":                 true,
 		"ResourceUsageSummary":              true,
 		"SchedulingThroughput":              true,
+		"SystemPodMetrics":                  true, // with enableRestartCountCheck
+		"MetricsForE2E":                     false,
 		"EtcdMetrics":                       false,
 		"JobLifecycleLatency":               false, // no threshold, as in clusterloader2
 		"CPUProfile":                        false,

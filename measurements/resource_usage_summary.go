@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -232,9 +233,17 @@ func (r *resourceUsageSummary) summarise(env *Env, constraints map[string]resour
 		Thresholds: map[string]float64{},
 		Series:     map[string][]metrics.Point{},
 	}
+	file := resourceUsageFile{}
 	var violated []string
 	for _, name := range names {
 		s := r.series[name]
+		for _, perc := range resourceUsagePercentiles {
+			file[strconv.Itoa(perc)] = append(file[strconv.Itoa(perc)], containerUsage{
+				Name: name,
+				CPU:  rankOrZero(s.cores, perc),
+				Mem:  uint64(rankOrZero(s.memoryMiB, perc) * (1 << 20)),
+			})
+		}
 		for _, res := range []struct {
 			resource, unit string
 			points         []metrics.Point
@@ -246,10 +255,7 @@ func (r *resourceUsageSummary) summarise(env *Env, constraints map[string]resour
 			if len(res.points) == 0 {
 				continue
 			}
-			values := make([]float64, len(res.points))
-			for i, p := range res.points {
-				values[i] = p.Y
-			}
+			values := pointValues(res.points)
 			p := metrics.NearestRankPercentiles(values)
 			data := p.Data()
 			data["Max"] = metrics.NearestRank(values, 100)
@@ -273,7 +279,26 @@ func (r *resourceUsageSummary) summarise(env *Env, constraints map[string]resour
 		}
 	}
 	sort.Strings(violated)
+	sum.Output = file
 	return []Summary{sum}, violations(violated)
+}
+
+// rankOrZero is the points' nearest-rank percentile, 0 when there are
+// none (a component sampled once has no CPU rate yet).
+func rankOrZero(points []metrics.Point, perc int) float64 {
+	if len(points) == 0 {
+		return 0
+	}
+	return metrics.NearestRank(pointValues(points), float64(perc))
+}
+
+// pointValues are the points' values, in order.
+func pointValues(points []metrics.Point) []float64 {
+	values := make([]float64, len(points))
+	for i, p := range points {
+		values[i] = p.Y
+	}
+	return values
 }
 
 // errorList renders per-component errors in a stable order.

@@ -76,6 +76,19 @@ func TestResourceUsageSummary(t *testing.T) {
 			t.Errorf("no data item %s in %v", want, items)
 		}
 	}
+	// clusterloader2's file: per percentile, each component's cores and
+	// bytes; perfdash plots memory in MiB.
+	got := map[string]float64{}
+	for _, it := range perfdashReads(t, s)[0].Items {
+		for perc, v := range it.Data {
+			got[it.Labels["PodName"]+"/"+it.Labels["Resource"]+"/"+perc] = v
+		}
+	}
+	for _, perc := range []string{"50", "90", "99", "100"} {
+		if got["remote/memory/"+perc] != 64 || got["remote/CPU/"+perc] < 2 || got["self/memory/"+perc] <= 1 {
+			t.Errorf("perfdash reads at p%s: %v", perc, got)
+		}
+	}
 }
 
 func TestResourceUsageSummaryNotMeasured(t *testing.T) {

@@ -71,11 +71,43 @@ func (s *schedulingMetrics) Execute(ctx context.Context, env *Env, params Params
 		keys = append(keys, string(k))
 	}
 	sort.Strings(keys)
+	file := schedulingMetricsFile{
+		FrameworkExtensionPointDuration: map[string]*latencyFile{},
+		E2eSchedulingLatency:            latencyFileOf(sli[metrics.MakeHistogramKey()]),
+	}
 	for _, k := range keys {
-		add(fmt.Sprintf("extension_point_%s", metrics.HistogramKey(k).Values()[0]), points[metrics.HistogramKey(k)])
+		point := metrics.HistogramKey(k).Values()[0]
+		h := points[metrics.HistogramKey(k)]
+		add(fmt.Sprintf("extension_point_%s", point), h)
+		if h.Count > 0 {
+			l := latencyFileOf(h)
+			file.FrameworkExtensionPointDuration[point] = &l
+		}
 	}
 	if len(sum.PerfData.DataItems) == 0 {
 		return nil, notMeasuredf("the scheduler scheduled no pod between start and gather")
 	}
+	// The scheduling algorithm's and preemption's own latencies appear in
+	// clusterloader2's file only.
+	for _, f := range []struct {
+		to    *latencyFile
+		names []string
+	}{
+		{&file.SchedulingLatency, []string{"scheduler_scheduling_algorithm_duration_seconds"}},
+		{&file.PreemptionEvaluationLatency, []string{
+			"scheduler_scheduling_algorithm_preemption_evaluation_seconds", "scheduler_preemption_evaluation_duration_seconds"}},
+	} {
+		for _, name := range f.names {
+			hs, err := s.delta.histograms(end, name, nil, nil)
+			if err != nil {
+				return nil, err
+			}
+			if h := hs[metrics.MakeHistogramKey()]; h.Count > 0 {
+				*f.to = latencyFileOf(h)
+				break
+			}
+		}
+	}
+	sum.Output = file
 	return []Summary{sum}, nil
 }

@@ -171,6 +171,7 @@ func (m *schedulingThroughput) gather(params Params) ([]Summary, error) {
 			"p50 pods/s": pc.Perc50, "p90 pods/s": pc.Perc90, "p99 pods/s": pc.Perc99, "max pods/s": maxRate,
 			"scheduled pods": float64(len(times)), "windows": float64(len(rates)),
 		},
+		Output: schedulingThroughputFile{Perc50: pc.Perc50, Perc90: pc.Perc90, Perc99: pc.Perc99, Max: maxRate},
 		Series: map[string][]metrics.Point{schedulingSeries: make([]metrics.Point, len(rates))},
 	}
 	for i, r := range rates {

@@ -183,6 +183,11 @@ func TestSchedulingThroughput(t *testing.T) {
 			if it := sum.PerfData.DataItems[0]; it.Unit != "1/s" || !reflect.DeepEqual(it.Data, wantData) {
 				t.Errorf("data item %+v, want %v in 1/s", it, wantData)
 			}
+			// clusterloader2's plain object, the shape perfdash reads.
+			pd := perfdashReads(t, sum)
+			if got := pd[0].Items[0].Data; got["Perc50"] != tc.wantPerc.Perc50 || got["Perc99"] != tc.wantPerc.Perc99 || got["Max"] != tc.wantMax {
+				t.Errorf("perfdash reads %v, want %v", got, wantData)
+			}
 			var gotRates, gotX []float64
 			for _, p := range sum.Series["scheduled pods/s"] {
 				gotRates, gotX = append(gotRates, p.Y), append(gotX, p.X)

@@ -3,8 +3,6 @@ package measurements
 import (
 	"context"
 	"errors"
-
-	"k8s.io/klog/v2"
 )
 
 // TestMetrics itself is informational: each part's summaries are marked
@@ -15,11 +13,13 @@ func init() {
 
 // testMetrics is clusterloader2's bundle of the control plane's own
 // measurements, so that configs naming it run: here EtcdMetrics,
-// SchedulingMetrics and ResourceUsageSummary, started and gathered
-// together. Each part keeps its own verdict; a part that cannot measure
-// is "not measured" in its summary without failing the others.
+// SchedulingMetrics, ResourceUsageSummary, MetricsForE2E (at gather) and
+// SystemPodMetrics, started and gathered together. Each part keeps its own
+// verdict; a part that cannot measure is "not measured" in its summary
+// without failing the others.
 //
-// Params: action start|gather, and the parts' params (resourceConstraints).
+// Params: action start|gather|pauseSystemPodMetrics|unpauseSystemPodMetrics,
+// and the parts' params (resourceConstraints, systemPodMetricsEnabled, ...).
 type testMetrics struct {
 	parts []testMetricsPart
 }
@@ -27,13 +27,17 @@ type testMetrics struct {
 type testMetricsPart struct {
 	method string
 	m      Measurement
+	// gatherOnly parts have nothing to start.
+	gatherOnly bool
 }
 
 func newTestMetrics() *testMetrics {
 	return &testMetrics{parts: []testMetricsPart{
-		{"EtcdMetrics", &etcdMetrics{}},
-		{"SchedulingMetrics", &schedulingMetrics{}},
-		{"ResourceUsageSummary", &resourceUsageSummary{}},
+		{method: "EtcdMetrics", m: &etcdMetrics{}},
+		{method: "SchedulingMetrics", m: &schedulingMetrics{}},
+		{method: "MetricsForE2E", m: &metricsForE2E{}, gatherOnly: true},
+		{method: "ResourceUsageSummary", m: &resourceUsageSummary{}},
+		{method: "SystemPodMetrics", m: &systemPodMetrics{}},
 	}}
 }
 
@@ -43,10 +47,17 @@ func (t *testMetrics) Execute(ctx context.Context, env *Env, params Params) ([]S
 		return nil, err
 	}
 	if action == "pauseSystemPodMetrics" || action == "unpauseSystemPodMetrics" {
-		// clusterloader2's bundle stops counting system pods' restarts
-		// over a planned restart; this bundle has no SystemPodMetrics part,
-		// so there is nothing to pause.
-		klog.V(2).InfoS("TestMetrics: no SystemPodMetrics part to pause or unpause", "action", action)
+		// Restarts over a planned restart do not count.
+		forwarded := Params{}
+		for k, v := range params {
+			forwarded[k] = v
+		}
+		forwarded["action"] = map[string]string{"pauseSystemPodMetrics": "pause", "unpauseSystemPodMetrics": "unpause"}[action]
+		for _, p := range t.parts {
+			if p.method == "SystemPodMetrics" {
+				return p.m.Execute(ctx, env, forwarded)
+			}
+		}
 		return nil, nil
 	}
 	var all []Summary
@@ -54,12 +65,17 @@ func (t *testMetrics) Execute(ctx context.Context, env *Env, params Params) ([]S
 	var failures []error
 	measured := 0
 	for _, p := range t.parts {
+		if p.gatherOnly && action == "start" {
+			continue
+		}
 		summaries, err := p.m.Execute(ctx, env, params)
 		var v *ViolationError
 		var nm *NotMeasuredError
 		switch {
-		case err == nil:
+		case err == nil && len(summaries) > 0:
 			measured++
+		case err == nil:
+			// A part that is off (SystemPodMetrics by default) says nothing.
 		case errors.As(err, &v):
 			measured++
 			violated = append(violated, v.Items...)

@@ -3,12 +3,15 @@ package measurements
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 // etcdExposition is etcd's /metrics at a scrape: n is 0 at start; by the
@@ -50,8 +53,12 @@ func TestTestMetricsBundle(t *testing.T) {
 	for _, s := range m.Summaries() {
 		byName[s.FileName()] = s
 	}
-	if len(byName) != 3 {
+	// SystemPodMetrics is off by default and says nothing.
+	if len(byName) != 4 {
 		t.Fatalf("summaries %+v", m.Summaries())
+	}
+	if s := byName["MetricsForE2E"]; s.Verdict != NotMeasured || !strings.Contains(s.Reason, "no client for the cluster") {
+		t.Errorf("MetricsForE2E: %s %q", s.Verdict, s.Reason)
 	}
 	if s := byName["SchedulingMetrics"]; s.Verdict != NotMeasured || !strings.Contains(s.Reason, "kube-scheduler's metrics endpoint is not known") {
 		t.Errorf("SchedulingMetrics: %s %q", s.Verdict, s.Reason)
@@ -88,6 +95,13 @@ func TestTestMetricsBundle(t *testing.T) {
 			t.Errorf("WalFsyncDuration %s = %v ms, want %v", k, fsync[k], v)
 		}
 	}
+	// clusterloader2's file: cumulative bucket counts of the 100 fsyncs
+	// since start, which perfdash turns into the share at or under each.
+	res := perfdashReads(t, e)
+	fsyncShares := map[string]float64{"<= 0.001s": 0, "<= 0.002s": 50, "<= 0.004s": 100}
+	if len(res[0].Items) != 1 || !maps.Equal(res[0].Items[0].Data, fsyncShares) || res[0].Items[0].Labels["Metric"] != "walFsyncDuration" {
+		t.Errorf("EtcdMetrics as perfdash reads it: %+v, want walFsyncDuration %v", res[0].Items, fsyncShares)
+	}
 	// Scrapes: etcd start, resource sample at start, etcd gather: the
 	// database grew to 20 + the scrape number MiB; the largest seen wins.
 	if size["Max"] < 21 {
@@ -111,17 +125,30 @@ func TestEtcdMetricsNotMeasuredWithoutEtcd(t *testing.T) {
 	}
 }
 
-// CL2's restart-apiserver module pauses the bundle's system-pod restart
-// counts around the restart; this bundle has none to pause, and says so by
-// accepting the actions without a summary.
+// The bundle forwards CL2's pause and unpause of system-pod restart
+// counts to its SystemPodMetrics part, and refuses other actions.
 func TestTestMetricsPauseSystemPodMetrics(t *testing.T) {
+	client := fake.NewClientset(kubeSystemPod("coredns", 0))
+	env := &Env{Client: client}
 	tm := newTestMetrics()
+	on := func(action string) Params { return Params{"action": action, "systemPodMetricsEnabled": true} }
+	if _, err := tm.parts[4].m.Execute(context.Background(), env, on("start")); err != nil {
+		t.Fatal(err)
+	}
+	setRestarts(t, client, "coredns", 3)
 	for _, action := range []string{"pauseSystemPodMetrics", "unpauseSystemPodMetrics"} {
-		if sums, err := tm.Execute(context.Background(), &Env{}, Params{"action": action}); err != nil || sums != nil {
+		if sums, err := tm.Execute(context.Background(), env, on(action)); err != nil || sums != nil {
 			t.Errorf("%s: %v %v", action, sums, err)
 		}
 	}
-	if _, err := tm.Execute(context.Background(), &Env{}, Params{"action": "pause"}); err == nil {
+	sums, err := tm.parts[4].m.Execute(context.Background(), env, on("gather"))
+	if err != nil || len(sums) != 1 {
+		t.Fatalf("gather: %v %v", sums, err)
+	}
+	if got := sums[0].Headline["restarts"]; got != 0 {
+		t.Errorf("restarts over the pause counted: %v", got)
+	}
+	if _, err := tm.Execute(context.Background(), env, Params{"action": "pause"}); err == nil {
 		t.Error("an unknown action: no error")
 	}
 }

@@ -1,6 +1,7 @@
 package measurements
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -74,12 +75,38 @@ type Summary struct {
 	// PerfData is the summary in the format perfdash reads; nil when there
 	// is nothing to plot.
 	PerfData *metrics.PerfData `json:"-"`
+	// Output, when set, is what the summary's report file holds in place
+	// of PerfData: clusterloader2 writes some summaries in a shape of their
+	// own (SchedulingThroughput, ResourceUsageSummary, EtcdMetrics, ...),
+	// and perfdash parses those files by that shape. PerfData still feeds
+	// summary.json and the HTML report.
+	Output any `json:"-"`
 	// Series are time series for the report's plots, by name (x in seconds
 	// since the run started, y in the series' unit).
 	Series map[string][]metrics.Point `json:"-"`
 	// Files are extra raw files to save next to the summary (name → body):
 	// the slowest pods' timings, the failed pods' list.
 	Files map[string][]byte `json:"-"`
+}
+
+// ReportFile is the body of the summary's report file, as clusterloader2
+// would write it: Output when set, else PerfData. ok is false when the
+// summary has neither (a "not measured" one), and no file is written.
+func (s *Summary) ReportFile() (body []byte, ok bool, err error) {
+	var v any
+	switch {
+	case s.Output != nil:
+		v = s.Output
+	case s.PerfData != nil:
+		v = s.PerfData
+	default:
+		return nil, false, nil
+	}
+	body, err = json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, false, fmt.Errorf("encoding %s: %w", s.FileName(), err)
+	}
+	return append(body, '\n'), true, nil
 }
 
 // TimeRange is a span of time.

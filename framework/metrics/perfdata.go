@@ -17,8 +17,14 @@ type DataItem struct {
 	Labels map[string]string  `json:"labels,omitempty"`
 }
 
-// PerfDataVersion is the version clusterloader2 writes.
+// PerfDataVersion is the version clusterloader2 writes in most PerfData.
 const PerfDataVersion = "v1"
+
+// PhaseLatencyVersion is the version clusterloader2 writes in the PerfData
+// of pod and job phase latencies (PodStartupLatency, JobLifecycleLatency).
+// perfdash plots a test's files only while their version matches the first
+// one it read, so each summary carries the version clusterloader2 gives it.
+const PhaseLatencyVersion = "1.0"
 
 // Point is one sample of a time series: X seconds since the series began,
 // Y in the series' unit.

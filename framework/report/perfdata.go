@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,10 +20,10 @@ func PerfDataFileName(s *measurements.Summary, testName string, at time.Time) st
 	return sanitize(s.FileName()) + "_" + sanitize(testName) + "_" + at.UTC().Format(TimeLayout) + ".json"
 }
 
-// WriteSummaries writes each summary's PerfData and attached files into dir
-// and returns the paths written. Summaries without PerfData (a "not
-// measured" one) write no PerfData file; they reach the reports through
-// summary.json.
+// WriteSummaries writes each summary's report file (its PerfData, or the
+// shape clusterloader2 writes it in) and attached files into dir and
+// returns the paths written. Summaries with neither (a "not measured" one)
+// write no file; they reach the reports through summary.json.
 func WriteSummaries(dir, testName string, at time.Time, summaries []measurements.Summary) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the report folder: %w", err)
@@ -32,13 +31,13 @@ func WriteSummaries(dir, testName string, at time.Time, summaries []measurements
 	var written []string
 	for i := range summaries {
 		s := &summaries[i]
-		if s.PerfData != nil {
-			data, err := json.MarshalIndent(s.PerfData, "", "  ")
-			if err != nil {
-				return written, fmt.Errorf("encoding %s: %w", s.FileName(), err)
-			}
+		body, ok, err := s.ReportFile()
+		if err != nil {
+			return written, err
+		}
+		if ok {
 			path := filepath.Join(dir, PerfDataFileName(s, testName, at))
-			if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+			if err := os.WriteFile(path, body, 0o644); err != nil {
 				return written, fmt.Errorf("writing %s: %w", path, err)
 			}
 			written = append(written, path)

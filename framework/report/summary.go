@@ -131,7 +131,8 @@ type Measurement struct {
 	Headline      map[string]float64      `json:"headline,omitempty"`
 	Thresholds    map[string]float64      `json:"thresholds,omitempty"`
 	PerfData      *metrics.PerfData       `json:"perfData,omitempty"`
-	// PerfDataFile is the PerfData JSON written beside summary.json.
+	// PerfDataFile is the summary's report file written beside
+	// summary.json: its PerfData, or clusterloader2's shape for it.
 	PerfDataFile string                     `json:"perfDataFile,omitempty"`
 	Series       map[string][]metrics.Point `json:"series,omitempty"`
 }

@@ -47,7 +47,7 @@ func newRunReport(o Options, c *config.Compiled, cfg *rest.Config, client kubern
 	}
 	for _, s := range res.Summaries {
 		file := ""
-		if s.PerfData != nil {
+		if s.PerfData != nil || s.Output != nil {
 			file = report.PerfDataFileName(&s, c.Config.Name, started)
 		}
 		r.Measurements = append(r.Measurements, report.FromSummary(s, file))
