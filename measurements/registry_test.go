@@ -72,6 +72,7 @@ func TestKinds(t *testing.T) {
 		"SchedulingThroughput":              true,
 		"SystemPodMetrics":                  true, // with enableRestartCountCheck
 		"MetricsForE2E":                     false,
+		"ClusterOOMsTracker":                true,
 		"EtcdMetrics":                       false,
 		"JobLifecycleLatency":               false, // no threshold, as in clusterloader2
 		"CPUProfile":                        false,

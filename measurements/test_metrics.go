@@ -13,13 +13,14 @@ func init() {
 
 // testMetrics is clusterloader2's bundle of the control plane's own
 // measurements, so that configs naming it run: here EtcdMetrics,
-// SchedulingMetrics, ResourceUsageSummary, MetricsForE2E (at gather) and
-// SystemPodMetrics, started and gathered together. Each part keeps its own
+// SchedulingMetrics, ResourceUsageSummary, MetricsForE2E (at gather),
+// SystemPodMetrics and ClusterOOMsTracker, started and gathered together. Each part keeps its own
 // verdict; a part that cannot measure is "not measured" in its summary
 // without failing the others.
 //
 // Params: action start|gather|pauseSystemPodMetrics|unpauseSystemPodMetrics,
-// and the parts' params (resourceConstraints, systemPodMetricsEnabled, ...).
+// and the parts' params (resourceConstraints, systemPodMetricsEnabled,
+// clusterOOMsTrackerEnabled, ...).
 type testMetrics struct {
 	parts []testMetricsPart
 }
@@ -38,6 +39,7 @@ func newTestMetrics() *testMetrics {
 		{method: "MetricsForE2E", m: &metricsForE2E{}, gatherOnly: true},
 		{method: "ResourceUsageSummary", m: &resourceUsageSummary{}},
 		{method: "SystemPodMetrics", m: &systemPodMetrics{}},
+		{method: "ClusterOOMsTracker", m: &clusterOOMsTracker{}},
 	}}
 }
 

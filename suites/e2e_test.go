@@ -22,6 +22,7 @@ import (
 	"github.com/kscale/kscale/framework/provider/local"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/framework/report/htmlcheck"
+	"github.com/kscale/kscale/framework/report/perfdashcheck"
 	"github.com/kscale/kscale/framework/runner"
 	"github.com/kscale/kscale/measurements"
 )
@@ -462,6 +463,9 @@ func TestClusterloader2ShapedConfigRunsToTheEnd(t *testing.T) {
 		}
 	}
 	want := []string{"start measurements", "Creating objects", "Waiting for the objects to be running",
+		"Pausing APIAvailability measurement", "Pausing SystemPodMetrics restart counts",
+		"Restart kube-apiserver and wait for /readyz", "Unpausing SystemPodMetrics restart counts",
+		"Unpausing APIAvailability measurement",
 		"gather measurements", "Deleting objects", "Waiting for the objects to be gone"}
 	if !slices.Equal(steps, want) {
 		t.Errorf("steps %q, want %q", steps, want)
@@ -470,14 +474,26 @@ func TestClusterloader2ShapedConfigRunsToTheEnd(t *testing.T) {
 	for _, m := range run.Measurements {
 		switch m.Verdict {
 		case measurements.Pass:
-			passed[m.Method] = true
+			passed[m.Method], passed[m.Name] = true, true
 		case measurements.Violated, measurements.Failed:
 			t.Errorf("%s: %s %s %v", m.Name, m.Verdict, m.Reason, m.Violations)
 		}
 	}
-	for _, m := range []string{"PodStartupLatency", "WaitForFinishedJobs"} {
+	for _, m := range []string{"PodStartupLatency", "WaitForFinishedJobs", "RestartApiserver", "APIAvailability", "SchedulingThroughput",
+		"ClusterOOMsTracker", "MetricsForE2E", "EtcdMetrics", "SchedulingMetrics"} {
 		if !passed[m] {
 			t.Errorf("no summary of %s passed", m)
+		}
+	}
+	// Every file perfdash has a parser for parses by that parser's rules.
+	read, err := perfdashcheck.CheckDir(r.reportDir, "cl2-shaped")
+	if err != nil {
+		t.Error(err)
+	}
+	for _, name := range []string{"PodStartupLatency_PodStartupLatency", "SchedulingThroughput", "APIResponsivenessPrometheus_simple",
+		"ContainerRestarts", "ResourceUsageSummary", "SchedulingMetrics", "EtcdMetrics", "SystemPodMetrics", "MetricsForE2E"} {
+		if len(read[name]) == 0 {
+			t.Errorf("no %s file perfdash reads in %s", name, r.reportDir)
 		}
 	}
 	generated, err := os.ReadFile(filepath.Join(r.reportDir, "generatedConfig_cl2-shaped.yaml"))
