@@ -87,6 +87,8 @@ func TestKinds(t *testing.T) {
 		"WaitForFinishedJobs":               false,
 		"WaitForGenericK8sObjects":          false,
 		"WaitForNodes":                      false,
+		"WaitForBoundPVCs":                  false,
+		"WaitForAvailablePVs":               false,
 		"WaitForRunningPods":                false,
 	}
 	for _, method := range KnownList() {
