@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -511,5 +512,66 @@ func TestClusterloader2ShapedConfigRunsToTheEnd(t *testing.T) {
 	}
 	if !strings.Contains(string(log), `service.yaml:9:6: at <.HeadlessService>: map has no entry for key "HeadlessService"`) {
 		t.Errorf("no warning of HeadlessService in the log %s", r.logPath)
+	}
+}
+
+// TestTestSuiteEntriesShareOneCluster runs a clusterloader2 test suite file
+// in a Ginkgo suite: each entry's config with its own overrides, one after
+// another on the one provisioned cluster, each in its own report folder and
+// Ginkgo container, and one junit.xml with a testsuite per entry.
+func TestTestSuiteEntriesShareOneCluster(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"config.yaml": "{{$d := DefaultParam .DURATION \"1ms\"}}\nname: {{.NAME}}\nsteps:\n" +
+			"- name: sleep {{$d}} on {{.Nodes}} nodes\n  measurements:\n  - {Method: Sleep, Identifier: s, Params: {duration: {{$d}}}}\n",
+		"a.yaml": "NAME: first\n",
+		"b.yaml": "NAME: second\nDURATION: 300ms\n",
+	}
+	files["suite.yaml"] = fmt.Sprintf("- identifier: one\n  configPath: %[1]s/config.yaml\n  overridePaths: [%[1]s/a.yaml]\n"+
+		"- identifier: two\n  configPath: %[1]s/config.yaml\n  overridePaths: [%[1]s/b.yaml]\n", dir)
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := startNamedSuite(t, "load", []string{"--nodes=2", "--testsuite=" + filepath.Join(dir, "suite.yaml")})
+	if code := r.wait(t, 10*time.Minute); code != 0 {
+		t.Fatalf("exit code %d; log %s:\n%s", code, r.logPath, r.tail())
+	}
+	log, err := os.ReadFile(r.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"load/one: verdict PASS", "load/two: verdict PASS", "provisioning 2 nodes"} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("the log lacks %q", want)
+		}
+	}
+	if n := strings.Count(string(log), "provisioning 2 nodes"); n != 1 {
+		t.Errorf("provisioned %d times, want once for both entries", n)
+	}
+	for _, f := range []string{"one/generatedConfig_first.yaml", "two/generatedConfig_second.yaml", "one/summary.json", "two/report.html"} {
+		if _, err := os.Stat(filepath.Join(r.reportDir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	gen, err := os.ReadFile(filepath.Join(r.reportDir, "two/generatedConfig_second.yaml"))
+	if err != nil || !strings.Contains(string(gen), "sleep 300ms on 2 nodes") {
+		t.Errorf("entry two's config: %v\n%s", err, gen)
+	}
+	j := readJUnit(t, filepath.Join(r.reportDir, report.JUnitFile))
+	if len(j.Suites) != 2 || j.Suites[0].Failures != 0 || j.Suites[1].Failures != 0 {
+		t.Errorf("junit.xml: want a passing testsuite per entry, got %+v", j.Suites)
+	}
+	var specs []string
+	for _, s := range readJUnit(t, filepath.Join(r.reportDir, "ginkgo-junit.xml")).Suites {
+		for _, c := range s.Cases {
+			specs = append(specs, c.Name)
+		}
+	}
+	for entry, step := range map[string]string{"one": "[step: 01] sleep 1ms on 2 nodes", "two": "[step: 01] sleep 300ms on 2 nodes"} {
+		if !slices.ContainsFunc(specs, func(s string) bool { return strings.Contains(s, " "+entry+" ") && strings.Contains(s, step) }) {
+			t.Errorf("no spec %q in entry %s's container: %q", step, entry, specs)
+		}
 	}
 }

@@ -68,9 +68,9 @@ func LoadTestSuite(path string) ([]Scenario, error) {
 	return suite, nil
 }
 
-// scenarioOptions are the options of one entry's run: its config and
+// ScenarioOptions are the options of one entry's run: its config and
 // overrides, and a report folder of its own under the suite's.
-func scenarioOptions(o Options, s Scenario) Options {
+func ScenarioOptions(o Options, s Scenario) Options {
 	o.TestConfig, o.Overrides = s.ConfigPath, s.OverridePaths
 	if o.ReportDir != "" {
 		o.ReportDir = filepath.Join(o.ReportDir, s.Identifier)
@@ -88,7 +88,7 @@ type SuiteResult struct {
 // that a bad one stops the suite before anything runs.
 func ValidateSuite(o Options, suite []Scenario, warn io.Writer) error {
 	for _, s := range suite {
-		c, err := Compile(scenarioOptions(o, s))
+		c, err := Compile(ScenarioOptions(o, s))
 		if err != nil {
 			return &InputError{fmt.Errorf("test scenario %s: %w", s.Identifier, err)}
 		}
@@ -122,7 +122,7 @@ func RunSuite(ctx context.Context, o Options, suite []Scenario, warn io.Writer) 
 			break
 		}
 		fmt.Fprintf(warn, "test scenario %s: %s\n", s.Identifier, s.ConfigPath)
-		r, err := Run(ctx, scenarioOptions(o, s), warn)
+		r, err := Run(ctx, ScenarioOptions(o, s), warn)
 		if err != nil {
 			return res, fmt.Errorf("test scenario %s: %w", s.Identifier, err)
 		}

@@ -63,11 +63,11 @@ func TestLoadTestSuite(t *testing.T) {
 // suite's --testoverrides, reported in a folder of its own.
 func TestScenarioOptions(t *testing.T) {
 	o := Options{TestConfig: "ignored.yaml", Overrides: []string{"global.yaml"}, Nodes: 5, ReportDir: "/r"}
-	got := scenarioOptions(o, Scenario{Identifier: "a", ConfigPath: "c.yaml", OverridePaths: []string{"o.yaml"}})
+	got := ScenarioOptions(o, Scenario{Identifier: "a", ConfigPath: "c.yaml", OverridePaths: []string{"o.yaml"}})
 	if got.TestConfig != "c.yaml" || !reflect.DeepEqual(got.Overrides, []string{"o.yaml"}) || got.ReportDir != "/r/a" || got.Nodes != 5 {
 		t.Errorf("scenario options %+v", got)
 	}
-	if got := scenarioOptions(Options{}, Scenario{Identifier: "a", ConfigPath: "c.yaml"}); got.ReportDir != "" || got.Overrides != nil {
+	if got := ScenarioOptions(Options{}, Scenario{Identifier: "a", ConfigPath: "c.yaml"}); got.ReportDir != "" || got.Overrides != nil {
 		t.Errorf("without a report folder: %+v", got)
 	}
 }

@@ -17,7 +17,10 @@ type Flags struct {
 	Kubeconfig     string
 	RootKubeconfig string
 	TestConfig     string
-	Overrides      stringList
+	// TestSuite is a clusterloader2 test suite file; it replaces
+	// TestConfig and Overrides.
+	TestSuite string
+	Overrides stringList
 	ReportDir      string
 	Hollow         string
 	NodesPerFleet  int
@@ -51,6 +54,7 @@ func bindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.RootKubeconfig, "root-kubeconfig", "", "kubemark provider: the cluster the hollow-node pods run in")
 	fs.StringVar(&f.TestConfig, "testconfig", "", "clusterloader2-format test config (default: the suite's own)")
 	fs.Var(&f.Overrides, "testoverrides", "overrides file (repeatable; a later file wins)")
+	fs.StringVar(&f.TestSuite, "testsuite", "", "clusterloader2 test suite file: each entry's config runs with its own overrides on the one cluster, in its own report folder")
 	fs.StringVar(&f.ReportDir, "report-dir", "", "report folder (default results/<suite>-<time>/)")
 	fs.StringVar(&f.Hollow, "hollow", provider.HollowFleet, "kind of hollow node: fleet (many per process) or kubelet (the real kubelet, one process per node)")
 	fs.IntVar(&f.NodesPerFleet, "nodes-per-fleet", 1000, "hollow nodes per fleet process")

@@ -44,9 +44,23 @@ type Suite struct {
 // Ginkgo builds the spec tree: the tree has a spec per step.
 type plan struct {
 	suite    Suite
-	options  runner.Options
 	provider provider.Options
-	compiled *config.Compiled
+	// reportDir is the suite's report folder.
+	reportDir string
+	// scenarios run one after another on the one provisioned cluster:
+	// the --testconfig, or each --testsuite entry.
+	scenarios []*scenario
+	// testSuite: the scenarios are --testsuite entries, each in a Ginkgo
+	// container and a report folder of its own.
+	testSuite bool
+}
+
+// scenario is one config's run: its options and the config compiled for
+// the planned nodes.
+type scenario struct {
+	identifier string
+	options    runner.Options
+	compiled   *config.Compiled
 }
 
 var current *plan
@@ -69,9 +83,6 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return nil, err
-	}
-	if f.TestConfig == "" {
-		f.TestConfig = filepath.Join(root, s.Config)
 	}
 	if f.ReportDir == "" {
 		f.ReportDir = filepath.Join(root, "results", s.Name+"-"+time.Now().Format("20060102-150405"))
@@ -101,18 +112,27 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 	if _, err := provider.New(f.Provider, po); err != nil {
 		return nil, err
 	}
+	if f.TestSuite != "" && (f.TestConfig != "" || len(f.Overrides) > 0) {
+		return nil, errors.New("--testsuite names each entry's config and overrides: give it without --testconfig and --testoverrides")
+	}
+	if f.TestConfig == "" {
+		f.TestConfig = filepath.Join(root, s.Config)
+	}
 	o := runner.Options{
 		TestConfig: f.TestConfig, Overrides: f.Overrides, Nodes: f.Nodes, SkipUnsupported: f.SkipUnsupported,
 		StrictTemplates: f.StrictTemplates,
 		ReportDir:       f.ReportDir, ClientsNumber: f.ClientsNumber, PrometheusURL: f.PrometheusURL,
 		Provider: f.Provider, Force: f.Force, Progress: os.Stderr, AllowNotMeasured: f.AllowNotMeasured,
 	}
+	// sizing are the overrides the suite puts before (machine size) or
+	// after (--pods-per-node) each config's own.
+	var before, after []string
 	if f.PodsPerNode > 0 {
 		path, err := podsPerNodeOverride(f.ReportDir, f.PodsPerNode, "--pods-per-node of the suite")
 		if err != nil {
 			return nil, err
 		}
-		o.Overrides = append(o.Overrides, path)
+		after = append(after, path)
 	} else if f.Provider == "local" {
 		// The machine's size comes first: the user's overrides win.
 		sizing := local.SizeFor(runtime.NumCPU())
@@ -124,7 +144,7 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.Overrides = append([]string{path}, o.Overrides...)
+		before = append(before, path)
 	}
 	if o.Nodes == 0 {
 		// Sized for the nodes the cluster has (existing provider): the
@@ -137,11 +157,29 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 		}
 		po.Nodes = o.Nodes
 	}
-	compiled, err := runner.Compile(o)
-	if err != nil {
-		return nil, err
+	p := &plan{suite: s, provider: po, reportDir: f.ReportDir, testSuite: f.TestSuite != ""}
+	entries := []runner.Scenario{{ConfigPath: f.TestConfig, OverridePaths: f.Overrides}}
+	if p.testSuite {
+		if entries, err = runner.LoadTestSuite(f.TestSuite); err != nil {
+			return nil, err
+		}
 	}
-	return &plan{suite: s, options: o, provider: po, compiled: compiled}, nil
+	for _, e := range entries {
+		so := o
+		if p.testSuite {
+			so = runner.ScenarioOptions(o, e)
+		}
+		so.Overrides = append(append(append([]string(nil), before...), so.Overrides...), after...)
+		compiled, err := runner.Compile(so)
+		if err != nil {
+			if p.testSuite {
+				return nil, fmt.Errorf("test scenario %s: %w", e.Identifier, err)
+			}
+			return nil, err
+		}
+		p.scenarios = append(p.scenarios, &scenario{identifier: e.Identifier, options: so, compiled: compiled})
+	}
+	return p, nil
 }
 
 // podsPerNodeOverride writes --pods-per-node as an overrides file in the
@@ -168,25 +206,47 @@ func countNodes(kubeconfig string) (int, error) {
 	return runner.SchedulableNodes(ctx, cfg)
 }
 
-// Define builds the suite's specs from the config settled by Run: a
-// BeforeAll that provisions and starts the run, a spec per step, a spec
-// per gathered measurement, and cleanups that finish the run (reports)
-// and tear the cluster down, also after a failure or an interrupt.
+// Define builds the suite's specs from the plan Prepare settled: a
+// BeforeAll that provisions the cluster and starts the run, a spec per
+// step, a spec per gathered measurement, and cleanups that finish the run
+// (reports) and tear the cluster down, also after a failure or an
+// interrupt. With --testsuite each entry is a container of its own whose
+// BeforeAll starts its run on the one cluster.
 func Define(s Suite) bool {
 	return Describe(s.Name, Ordered, ContinueOnFailure, Label(s.Labels...), func() {
 		p := current
 		if p == nil || p.suite.Name != s.Name {
 			panic("suite.Define(" + s.Name + ") needs suite.Prepare(the same Suite) before RunSpecs")
 		}
-		r := &run{plan: p}
-		BeforeAll(r.start, NodeTimeout(2*time.Hour))
-		for i, step := range p.compiled.Config.Steps {
-			It(StepName(i, step.Name), Label("step"), func(ctx SpecContext) { r.step(ctx, i) }, NodeTimeout(flags.StepTimeout))
+		c := &cluster{plan: p}
+		if !p.testSuite {
+			r := &run{cluster: c, scenario: p.scenarios[0]}
+			BeforeAll(func(ctx SpecContext) {
+				c.provision(ctx)
+				r.start(ctx)
+			}, NodeTimeout(2*time.Hour))
+			r.specs()
+			return
 		}
-		for _, g := range gathers(p.compiled.Config) {
-			It("[measurement] "+g.Method+"_"+g.Identifier, Label("measurement", "slo"), func() { r.verdict(g) })
+		BeforeAll(c.provision, NodeTimeout(2*time.Hour))
+		for _, sc := range p.scenarios {
+			r := &run{cluster: c, scenario: sc}
+			Describe(sc.identifier, Ordered, func() {
+				BeforeAll(r.start, NodeTimeout(2*time.Hour))
+				r.specs()
+			})
 		}
 	})
+}
+
+// specs are the run's specs: one per step, one per gathered measurement.
+func (r *run) specs() {
+	for i, step := range r.compiled.Config.Steps {
+		It(StepName(i, step.Name), Label("step"), func(ctx SpecContext) { r.step(ctx, i) }, NodeTimeout(flags.StepTimeout))
+	}
+	for _, g := range gathers(r.compiled.Config) {
+		It("[measurement] "+g.Method+"_"+g.Identifier, Label("measurement", "slo"), func() { r.verdict(g) })
+	}
 }
 
 // StepName is a step's spec, named as clusterloader2 names it.
@@ -210,10 +270,45 @@ func gathers(c *config.Config) []executor.MeasurementCall {
 	return out
 }
 
-// run is one run of a suite, from BeforeAll to the last cleanup.
-type run struct {
+// cluster is the provisioned cluster the suite's runs share, from the
+// first BeforeAll to the teardown.
+type cluster struct {
 	*plan
-	prov    provider.Provider
+	prov provider.Provider
+	info *provider.Cluster
+	// names and reports are the finished runs of a --testsuite, in order.
+	names   []string
+	reports []*report.Run
+}
+
+func (c *cluster) provision(ctx SpecContext) {
+	var err error
+	o := c.scenarios[0].options
+	c.prov, err = provider.New(o.Provider, c.provider)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(c.prov.Teardown(ctx)).To(Succeed(), "tearing down the %s provider", o.Provider)
+	}, NodeTimeout(5*time.Minute))
+	By(fmt.Sprintf("provisioning %d nodes (%s provider, %s hollow nodes)", o.Nodes, o.Provider, c.provider.Hollow))
+	c.info, err = c.prov.Provision(ctx)
+	Expect(err).NotTo(HaveOccurred(), "provisioning")
+	if c.testSuite {
+		// Runs before the teardown: cleanups run last-registered first.
+		DeferCleanup(func() {
+			if len(c.reports) == 0 {
+				return
+			}
+			_, err := report.WriteJUnitSuites(c.reportDir, c.names, c.reports)
+			Expect(err).NotTo(HaveOccurred(), "writing the test suite's junit.xml")
+		})
+	}
+}
+
+// run is one config's run on the suite's cluster, from its BeforeAll to
+// its last cleanup.
+type run struct {
+	*cluster
+	*scenario
 	session *runner.Session
 	// steps are the results of the steps run so far.
 	steps []executor.StepResult
@@ -223,21 +318,17 @@ type run struct {
 }
 
 func (r *run) start(ctx SpecContext) {
-	var err error
-	r.prov, err = provider.New(r.options.Provider, r.provider)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx SpecContext) {
-		Expect(r.prov.Teardown(ctx)).To(Succeed(), "tearing down the %s provider", r.options.Provider)
-	}, NodeTimeout(5*time.Minute))
-
-	By(fmt.Sprintf("provisioning %d nodes (%s provider, %s hollow nodes)", r.options.Nodes, r.options.Provider, r.provider.Hollow))
-	cl, err := r.prov.Provision(ctx)
-	Expect(err).NotTo(HaveOccurred(), "provisioning")
+	Expect(r.info).NotTo(BeNil(), "the cluster was not provisioned")
+	if r.testSuite {
+		By(fmt.Sprintf("test scenario %s: %s", r.identifier, r.options.TestConfig))
+	}
 	o := r.options
+	cl := r.info
 	o.Kubeconfig, o.ClusterDir, o.Nodes, o.Fleets = cl.Kubeconfig, cl.ClusterDir, cl.Nodes, cl.Fleets
 	o.Hollow, o.NodesReady, o.ProvisionSeconds = cl.Hollow, cl.NodesReady, cl.ProvisionSeconds
 	// The run's context is not the spec's: what a step starts lives on to
 	// later steps; Session.Step ends it when a step's spec is interrupted.
+	var err error
 	r.session, err = runner.Start(context.WithoutCancel(ctx), o, os.Stderr)
 	Expect(err).NotTo(HaveOccurred(), "starting the run")
 	Expect(r.session.Steps()).To(HaveLen(len(r.compiled.Config.Steps)),
@@ -348,7 +439,12 @@ func (r *run) finish(ctx SpecContext) {
 	// whatever Ginkgo's verbosity: a nightly job's log shows them.
 	fmt.Fprintln(os.Stdout)
 	runner.Summary(res, os.Stdout)
-	fmt.Fprintf(os.Stdout, "\n%s: verdict %s%s — report %s\n", r.suite.Name, strings.ToUpper(string(res.Report.Verdict)),
+	name := r.suite.Name
+	if r.testSuite {
+		name += "/" + r.identifier
+		r.names, r.reports = append(r.names, r.identifier), append(r.reports, res.Report)
+	}
+	fmt.Fprintf(os.Stdout, "\n%s: verdict %s%s — report %s\n", name, strings.ToUpper(string(res.Report.Verdict)),
 		incomplete(res.Report), path)
 	if res.CleanupError != nil {
 		Fail("cleanup: " + res.CleanupError.Error())

@@ -1,6 +1,9 @@
 package suite
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -38,5 +41,56 @@ func TestSummaryFailure(t *testing.T) {
 				t.Fatalf("summaryFailure = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestPlanTestSuite: --testsuite makes a scenario per entry, each compiled
+// with its own overrides and reporting under the suite's folder; with
+// --testconfig or --testoverrides beside it, or a bad entry, the suite
+// stops before anything starts.
+func TestPlanTestSuite(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	config := write("config.yaml", "name: {{.NAME}}\nsteps:\n- name: sleep\n  measurements:\n  - {Method: Sleep, Identifier: s, Params: {duration: 1ms}}\n")
+	a, b := write("a.yaml", "NAME: first\n"), write("b.yaml", "NAME: second\n")
+	suiteFile := write("suite.yaml", fmt.Sprintf("- identifier: one\n  configPath: %s\n  overridePaths: [%s]\n- identifier: two\n  configPath: %s\n  overridePaths: [%s]\n", config, a, config, b))
+	badSuite := write("bad.yaml", fmt.Sprintf("- identifier: one\n  configPath: %s\n- identifier: one\n  configPath: %s\n", config, config))
+	flagsFor := func(mod func(*Flags)) *Flags {
+		f := &Flags{Nodes: 2, Provider: "local", Hollow: "fleet", NodesPerFleet: 10, MaxPods: 110, PodsPerNode: 5, ReportDir: filepath.Join(dir, "report")}
+		mod(f)
+		return f
+	}
+	p, err := newPlan(Suite{Name: "load"}, flagsFor(func(f *Flags) { f.TestSuite = suiteFile }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.testSuite || len(p.scenarios) != 2 {
+		t.Fatalf("plan %+v", p)
+	}
+	for i, want := range []struct{ id, name string }{{"one", "first"}, {"two", "second"}} {
+		sc := p.scenarios[i]
+		if sc.identifier != want.id || sc.compiled.Config.Name != want.name || sc.options.ReportDir != filepath.Join(dir, "report", want.id) {
+			t.Errorf("scenario %d: %s %s %s", i, sc.identifier, sc.compiled.Config.Name, sc.options.ReportDir)
+		}
+		// --pods-per-node still comes last.
+		if last := sc.options.Overrides[len(sc.options.Overrides)-1]; filepath.Base(last) != "overrides_pods-per-node.yaml" {
+			t.Errorf("scenario %d overrides %v", i, sc.options.Overrides)
+		}
+	}
+	for name, mod := range map[string]func(*Flags){
+		"with --testconfig":    func(f *Flags) { f.TestSuite, f.TestConfig = suiteFile, config },
+		"with --testoverrides": func(f *Flags) { f.TestSuite, f.Overrides = suiteFile, stringList{a} },
+		"an identifier twice":  func(f *Flags) { f.TestSuite = badSuite },
+		"a missing file":       func(f *Flags) { f.TestSuite = filepath.Join(dir, "none.yaml") },
+	} {
+		if _, err := newPlan(Suite{Name: "load"}, flagsFor(mod)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
 	}
 }
