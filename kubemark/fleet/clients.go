@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/transport"
+	"k8s.io/component-base/version"
 
 	"github.com/kscale/kscale/controlplane/pki"
 	"github.com/kscale/kscale/kubemark/fleet/h2client"
@@ -39,7 +41,10 @@ func newClientFactory(c *Config) (*clientFactory, error) {
 	base.AcceptContentTypes = c.ContentType
 	base.QPS = c.QPS
 	base.Burst = c.Burst
-	base.UserAgent = "kubelet/v1.37.2 (linux/amd64) kubemark-fleet"
+	// The kubelet's own agent string, as the kubelet morph of this binary
+	// sends it (the version the build stamps in), for the apiserver's
+	// per-client metrics and audit.
+	base.UserAgent = fmt.Sprintf("kubelet/%s (%s/%s) kubemark-fleet", version.Get().GitVersion, runtime.GOOS, runtime.GOARCH)
 	base.APIPath = "/api"
 	base.GroupVersion = &schema.GroupVersion{Version: "v1"}
 	base.NegotiatedSerializer = scheme.Codecs.WithoutConversion()

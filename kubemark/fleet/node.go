@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/component-base/version"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 )
@@ -26,7 +27,6 @@ const (
 	// FleetLabel names the fleet a node belongs to; the light profile's
 	// shared node watch selects on it.
 	FleetLabel     = "kscale.io/fleet"
-	kubeletVersion = "v1.37.2"
 	runtimeVersion = "fake://0.1.0"
 	leaseNamespace = "kube-node-lease"
 	leasesPath     = "/apis/coordination.k8s.io/v1/namespaces/" + leaseNamespace + "/leases"
@@ -473,7 +473,7 @@ func (n *node) nodeStatus(now time.Time) v1.NodeStatus {
 			KernelVersion:           "6.1.0-kscale",
 			OSImage:                 "kscale hollow node",
 			ContainerRuntimeVersion: runtimeVersion,
-			KubeletVersion:          kubeletVersion,
+			KubeletVersion:          version.Get().String(),
 			OperatingSystem:         "linux",
 			Architecture:            "amd64",
 			RunningInUserNamespace:  ptr.To(false), // a kubelet sends it even when false

@@ -18,6 +18,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-base/version"
 	"k8s.io/utils/ptr"
 )
 
@@ -228,7 +229,7 @@ func TestNodeObject(t *testing.T) {
 		if obj.Spec.ProviderID != "kubemark://"+obj.Name || len(obj.Spec.Taints) != 1 {
 			t.Errorf("spec %+v", obj.Spec)
 		}
-		if obj.Status.NodeInfo.KubeletVersion != "v1.37.2" || obj.Status.Allocatable.Pods().Value() != 3 {
+		if obj.Status.NodeInfo.KubeletVersion != version.Get().String() || obj.Status.Allocatable.Pods().Value() != 3 {
 			t.Errorf("status %+v", obj.Status.NodeInfo)
 		}
 		if got := obj.Status.DeclaredFeatures; len(got) != 2 || got[0] != "FeatureA" || got[1] != "FeatureB" {
