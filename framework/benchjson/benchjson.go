@@ -5,17 +5,18 @@ package benchjson
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/kscale/kscale/framework/binaries"
 )
 
 // Write records results as results/bench/<name>.json and returns the path.
 func Write(name string, results any) (string, error) {
-	root, err := moduleRoot()
+	root, err := binaries.ModuleRoot()
 	if err != nil {
 		return "", err
 	}
@@ -35,23 +36,4 @@ func Write(name string, results any) (string, error) {
 	}
 	path := filepath.Join(dir, name+".json")
 	return path, os.WriteFile(path, append(data, '\n'), 0o644)
-}
-
-// moduleRoot is the nearest folder above the working directory holding
-// go.mod: go test runs benchmarks in their package's folder.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

@@ -42,9 +42,9 @@ func Path(ctx context.Context, name string) (string, error) {
 		}
 		return p, nil
 	}
-	root, err := moduleRoot()
+	root, err := ModuleRoot()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w and $%s is not set: cannot find or build binaries", err, EnvDir)
 	}
 	buildOnce.Do(func() { buildErr = build(ctx, root) })
 	if buildErr != nil {
@@ -76,21 +76,20 @@ func build(ctx context.Context, root string) error {
 	return nil
 }
 
-// moduleRoot walks up from the working directory to kscale's go.mod.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
+// ModuleRoot walks up from the working directory to kscale's go.mod: the
+// folder a test, benchmark or suite finds bin/, results/ and configs/ in.
+func ModuleRoot() (string, error) {
+	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
-	for {
+	for dir := wd; ; dir = filepath.Dir(dir) {
 		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 		if err == nil && strings.Contains(string(data), "module github.com/kscale/kscale\n") {
 			return dir, nil
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("not inside the kscale module and $%s not set: cannot find or build binaries", EnvDir)
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("%s is not inside the kscale module", wd)
 		}
-		dir = parent
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kscale/kscale/framework/binaries"
 	"github.com/kscale/kscale/framework/config"
 	"github.com/kscale/kscale/framework/executor"
 	"github.com/kscale/kscale/framework/provider"
@@ -80,7 +81,7 @@ func Prepare(s Suite) {
 }
 
 func newPlan(s Suite, f *Flags) (*plan, error) {
-	root, err := moduleRoot()
+	root, err := binaries.ModuleRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -476,21 +477,4 @@ func exitOnSecondInterrupt() {
 		fmt.Fprintln(os.Stderr, "second interrupt: exiting without cleanup")
 		os.Exit(1)
 	}()
-}
-
-// moduleRoot is the folder of go.mod above the working directory (go test
-// runs in the package's folder).
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", errors.New("no go.mod above " + dir + ": run the suite from the kscale module")
-		}
-	}
 }
