@@ -7,7 +7,7 @@
 // holds (its Node, its Pods, Services, RuntimeClasses, CSIDrivers,
 // PodCertificateRequests), kubelet-style pod admission, pod status patches and
 // events — while the code, timers and workers are shared, so a node costs
-// kilobytes instead of the ~80 MiB of a real kubelet process.
+// kilobytes instead of a kubelet process's tens of megabytes.
 //
 // The "light" profile trades fidelity for cost: one shared credential, one
 // shared pod watch and node watch for the whole fleet, no events.

@@ -398,13 +398,10 @@ func (n *node) setPodCIDR(cidr string) {
 }
 
 // nodeObject is the Node the kubelet registers: with its status, in one
-// write, in both profiles. Created bare with the status in a second write,
-// as the benchmark's bare-born KWOK nodes get theirs, 5000 light nodes left
-// the scheduler 7 MiB and the apiserver ~40 MiB more live heap (one more
-// Node version in its watch cache) and saved the controller-manager only
-// 1 MiB: its node lifecycle controller keeps each Node as its first 5 s
-// health pass finds it, which is with its status unless that comes seconds
-// late (results/bench/fleet-light-5000-vs-kwok-born-bare.json).
+// write, in both profiles. A Node created bare and given its status in a
+// second write costs the apiserver one more Node version in its watch
+// cache, and saves the controller-manager nothing, as its node lifecycle
+// controller keeps each Node as its first health pass finds it.
 func (n *node) nodeObject() *v1.Node {
 	cfg := n.fleet.cfg
 	labels := map[string]string{

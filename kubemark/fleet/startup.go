@@ -26,10 +26,10 @@ import (
 //     is built twice before its informer syncs, so they are patched to count
 //     2), NodeAllocatableEnforced, and NodeReady.
 //
-// That is ~24 calls per node (24.3 in the 1000-node benchmark, against 23.5
-// from hollow kubelets in the same run) where a bare registration makes 3: a
-// registration storm of the fleet loads the control plane as one of kubelets
-// does. The kubelet runs these loops side by side; here each is a chain of
+// That is about two dozen calls per node where a bare registration makes 3
+// (docs/benchmarks.md has the measured counts, against the kubelet's): a
+// registration storm of the fleet loads the control plane as one of
+// kubelets does. The kubelet runs these loops side by side; here each is a chain of
 // tasks, and the steps of a registering node (priorityStartup) go before the
 // next node's registration.
 

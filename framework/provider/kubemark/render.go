@@ -209,18 +209,18 @@ func templateData(s *settings, po provider.Options, l layout, kubeconfig string)
 	if po.Hollow == provider.HollowFleet {
 		d.Resources = fleetRequests(l.NodesPerPod)
 	} else {
-		// The kubelet morph is a real kubelet: ~40m and ~100Mi idle, the
-		// seed runbook's official guidance is 100m and 220MB per pod for
-		// both containers, and it measured about half that in use.
+		// The kubelet morph is a real kubelet. kubemark's guidance is 100m
+		// and 220MB per pod for both containers; an idle hollow kubelet
+		// uses about half that (docs/benchmarks.md).
 		d.Resources = Resources{CPU: "50m", Memory: "128Mi"}
 		d.ProxyResources = Resources{CPU: "10m", Memory: "32Mi"}
 	}
 	return d
 }
 
-// fleetRequests sizes a fleet pod's requests from its node count. A
-// measured fleet node costs ~330 KiB of memory and ~0.15 millicore when
-// idle; requests leave room for pod churn and the process itself:
+// fleetRequests sizes a fleet pod's requests from its node count, at
+// about the per-node cost of an idle fleet (docs/benchmarks.md) plus room
+// for pod churn and the process itself:
 //
 //	cpu    = 100m + 0.4m  × nodes  (1000 nodes: 500m)
 //	memory = 64Mi + 400Ki × nodes  (1000 nodes: 455Mi)
