@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	testingclock "k8s.io/utils/clock/testing"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -49,26 +50,9 @@ func apiExposition(metric string, series ...apiSeries) string {
 
 const sli = "apiserver_request_sli_duration_seconds"
 
-// apiClock is a settable clock for Env.Now.
-type apiClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newAPIClock() *apiClock {
-	return &apiClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *apiClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *apiClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newAPIClock is the tests' clock, at a fixed start.
+func newAPIClock() *testingclock.FakeClock {
+	return testingclock.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 }
 
 // metricsServer serves /metrics from texts, one per request, repeating the
@@ -99,13 +83,13 @@ func (m *metricsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // clientEnv is an Env whose client talks to url, so the production scrape
 // path (Env.APIServerMetrics) is what the test runs.
-func clientEnv(t *testing.T, url string, clock *apiClock) *Env {
+func clientEnv(t *testing.T, url string, clock *testingclock.FakeClock) *Env {
 	t.Helper()
 	client, err := kubernetes.NewForConfig(&rest.Config{Host: url})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Client: client, Now: clock.now}
+	return &Env{Client: client, Clock: clock}
 }
 
 // quiet is an instance whose background scrapes never tick, so a test
@@ -155,7 +139,7 @@ func TestAPIResponsivenessDeltaAndExclusions(t *testing.T) {
 	if _, err := a.Execute(ctx, env, Params{"action": "start"}); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	clock.advance(2 * time.Minute)
+	clock.Step(2 * time.Minute)
 	sums, err := a.Execute(ctx, env, Params{"action": "gather"})
 
 	// The run is shorter than 5 minutes, so its only window is the run.
@@ -285,11 +269,11 @@ func runOnce(t *testing.T, a *apiResponsiveness, start, end string, d time.Durat
 		return []byte(text), nil
 	}
 	clock := newAPIClock()
-	env := &Env{Now: clock.now}
+	env := &Env{Clock: clock}
 	if _, err := a.Execute(context.Background(), env, Params{"action": "start"}); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	clock.advance(d)
+	clock.Step(d)
 	params["action"] = "gather"
 	return a.Execute(context.Background(), env, params)
 }
@@ -430,7 +414,7 @@ func TestAPIResponsivenessWorstWindow(t *testing.T) {
 			a := quiet(simple)
 			a.scrape = func(context.Context, *Env) ([]byte, error) { return text(), nil }
 			clock := newAPIClock()
-			env := &Env{Now: clock.now}
+			env := &Env{Clock: clock}
 			ctx := context.Background()
 			if _, err := a.Execute(ctx, env, Params{"action": "start"}); err != nil {
 				t.Fatal(err)
@@ -441,13 +425,13 @@ func TestAPIResponsivenessWorstWindow(t *testing.T) {
 				} else {
 					fast += 100
 				}
-				clock.advance(30 * time.Second)
+				clock.Step(30 * time.Second)
 				if err := a.scrapeOnce(ctx, env); err != nil {
 					t.Fatal(err)
 				}
 			}
 			fast += 100 // the 60th interval, scraped by gather
-			clock.advance(30 * time.Second)
+			clock.Step(30 * time.Second)
 			sums, err := a.Execute(ctx, env, Params{"action": "gather"})
 			var v *ViolationError
 			if simple {
@@ -657,13 +641,13 @@ func TestAPIResponsivenessPromQL(t *testing.T) {
 	defer srv.Close()
 
 	clock := newAPIClock()
-	env := &Env{PrometheusURL: srv.URL, Now: clock.now}
+	env := &Env{PrometheusURL: srv.URL, Clock: clock}
 	a := newAPIResponsiveness(false)
 	ctx := context.Background()
 	if _, err := a.Execute(ctx, env, Params{"action": "start"}); err != nil {
 		t.Fatal(err)
 	}
-	clock.advance(20 * time.Minute)
+	clock.Step(20 * time.Minute)
 	sums, err := a.Execute(ctx, env, Params{"action": "gather"})
 	var v *ViolationError
 	want := []string{"GET pods scope=resource: p99 (worst 5-min window) 1.5s > 1s"}
@@ -714,12 +698,12 @@ func TestAPIResponsivenessPromQL(t *testing.T) {
 	t.Run("unreachable", func(t *testing.T) {
 		closed := httptest.NewServer(http.NotFoundHandler())
 		closed.Close()
-		env := &Env{PrometheusURL: closed.URL, Now: clock.now}
+		env := &Env{PrometheusURL: closed.URL, Clock: clock}
 		a := newAPIResponsiveness(true)
 		if _, err := a.Execute(ctx, env, Params{"action": "start"}); err != nil {
 			t.Fatal(err)
 		}
-		clock.advance(time.Minute)
+		clock.Step(time.Minute)
 		_, err := a.Execute(ctx, env, Params{"action": "gather"})
 		var nm *NotMeasuredError
 		if !errors.As(err, &nm) || !strings.Contains(nm.Reason, "querying Prometheus") {

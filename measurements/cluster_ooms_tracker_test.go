@@ -3,6 +3,7 @@ package measurements
 import (
 	"context"
 	"errors"
+	testingclock "k8s.io/utils/clock/testing"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,9 +28,9 @@ func oomEventObject(name, node, process string, at time.Time) *corev1.Event {
 
 func TestClusterOOMsTracker(t *testing.T) {
 	start := time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC)
-	now := start
+	now := testingclock.NewFakePassiveClock(start)
 	client := fake.NewClientset(oomEventObject("before", "node-1", "etcd", start.Add(-time.Hour)))
-	env := &Env{Client: client, Now: func() time.Time { return now }}
+	env := &Env{Client: client, Clock: now}
 	m := &clusterOOMsTracker{}
 	params := func(action string, extra ...any) Params {
 		p := Params{"action": action, "clusterOOMsTrackerEnabled": true, "clusterOOMsIgnoredProcesses": "chrome, fluentd"}
@@ -41,11 +42,11 @@ func TestClusterOOMsTracker(t *testing.T) {
 	if _, err := m.Execute(context.Background(), env, params("start")); err != nil {
 		t.Fatal(err)
 	}
-	now = start.Add(time.Minute)
+	now.SetTime(start.Add(time.Minute))
 	ctx := context.Background()
 	for _, ev := range []*corev1.Event{
-		oomEventObject("during", "node-2", "kube-proxy", now),
-		oomEventObject("ignored", "node-3", "fluentd", now),
+		oomEventObject("during", "node-2", "kube-proxy", now.Now()),
+		oomEventObject("ignored", "node-3", "fluentd", now.Now()),
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other", UID: "other"}, Reason: "Started"},
 	} {
 		if _, err := client.CoreV1().Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
@@ -78,13 +79,13 @@ func TestClusterOOMsTracker(t *testing.T) {
 		t.Error("a second gather without start: no error")
 	}
 	// clusterOOMsFailureEnabled: false reports without a violation.
-	now = start.Add(time.Hour)
+	now.SetTime(start.Add(time.Hour))
 	m = &clusterOOMsTracker{}
 	if _, err := m.Execute(ctx, env, params("start")); err != nil {
 		t.Fatal(err)
 	}
 	m.mu.Lock()
-	m.ooms = append(m.ooms, oomEvent{Process: "kubelet", Time: now})
+	m.ooms = append(m.ooms, oomEvent{Process: "kubelet", Time: now.Now()})
 	m.mu.Unlock()
 	if sums, err := m.Execute(ctx, env, params("gather", "clusterOOMsFailureEnabled", false)); err != nil || sums[0].Headline["ooms"] != 1 {
 		t.Errorf("failure disabled: %v %+v", err, sums)

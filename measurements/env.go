@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"k8s.io/utils/clock"
 	"net/http"
 	"time"
 
@@ -52,8 +53,8 @@ type Env struct {
 	// Progress receives the progress lines of long waits (stderr in a run);
 	// nil is quiet.
 	Progress io.Writer
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock is the clock the measurements read; nil is the real one.
+	Clock clock.PassiveClock
 	// RestartComponent stops the named control-plane component and keeps
 	// it down for down, then lets it be started again; it returns then,
 	// not once the component is ready. Nil when the run cannot restart
@@ -89,13 +90,16 @@ func (e *Env) Component(name string) *Component {
 	return nil
 }
 
-// now is the Env's clock.
-func (e *Env) now() time.Time {
-	if e.Now != nil {
-		return e.Now()
+// clock is the Env's clock.
+func (e *Env) clock() clock.PassiveClock {
+	if e.Clock != nil {
+		return e.Clock
 	}
-	return time.Now()
+	return clock.RealClock{}
 }
+
+// now is the time on the Env's clock.
+func (e *Env) now() time.Time { return e.clock().Now() }
 
 // progress returns a reporter of a long wait's progress on env.Progress
 // ("pods running 800/1000  80%  ETA 3s"), at most one line per 5 s.

@@ -3,6 +3,7 @@ package measurements
 import (
 	"context"
 	"errors"
+	testingclock "k8s.io/utils/clock/testing"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func TestNodeHealthTracker(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := wtNewCluster(wtNode("n1", true), wtNode("n2", true), wtNode("n3", false))
 			env := wtEnv(c, nil)
-			env.Now = func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
+			env.Clock = testingclock.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			m := &nodeHealthTracker{}
 			if _, err := m.Execute(context.Background(), env, Params{"action": "start"}); err != nil {
 				t.Fatal(err)

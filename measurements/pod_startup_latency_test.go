@@ -136,7 +136,7 @@ func runPodStartupScenario(t *testing.T, startParams, gatherParams Params) ([]Su
 	}
 
 	// Created, stamped T0, seen at T0+500ms.
-	clock.Set(at(500 * ms))
+	clock.SetTime(at(500 * ms))
 	var stateless, stateful []*v1.Pod
 	for i := 1; i <= 10; i++ {
 		pod := trackerTestPod(fmt.Sprintf("stateless-%02d", i), at(0), false)
@@ -146,7 +146,7 @@ func runPodStartupScenario(t *testing.T, startParams, gatherParams Params) ([]Su
 	waitTracked(t, m.tracker, "the stateless pods", func(pods map[string]podTimes, ignored int) bool { return len(pods) == 10 && ignored == 1 })
 
 	// Created, stamped T0+1s, seen at T0+1.05s.
-	clock.Set(at(1050 * ms))
+	clock.SetTime(at(1050 * ms))
 	for i := 1; i <= 2; i++ {
 		pod := trackerTestPod(fmt.Sprintf("stateful-%02d", i), at(time.Second), true)
 		trackerCreatePod(t, client, pod)
@@ -160,7 +160,7 @@ func runPodStartupScenario(t *testing.T, startParams, gatherParams Params) ([]Su
 
 	// Scheduled, stamped T0+1s, seen at T0+1.1s; deleted-01 goes before it
 	// runs, and old runs.
-	clock.Set(at(1100 * ms))
+	clock.SetTime(at(1100 * ms))
 	for _, p := range append(stateless[:len(stateless):len(stateless)], pending) {
 		trackerSchedulePod(p, at(time.Second))
 		trackerUpdatePod(t, client, p)
@@ -175,7 +175,7 @@ func runPodStartupScenario(t *testing.T, startParams, gatherParams Params) ([]Su
 	waitSeen("deleted-01 gone", []string{deleted.Name}, func(p podTimes) bool { return p.Deleted })
 
 	// Scheduled, stamped T0+2s, seen at T0+2.2s.
-	clock.Set(at(2200 * ms))
+	clock.SetTime(at(2200 * ms))
 	for _, p := range stateful {
 		trackerSchedulePod(p, at(2*time.Second))
 		trackerUpdatePod(t, client, p)
@@ -186,13 +186,13 @@ func runPodStartupScenario(t *testing.T, startParams, gatherParams Params) ([]Su
 	// into the second of the latest start.
 	for j, p := range stateless {
 		latest := time.Duration(2+j) * time.Second // i = j+1
-		clock.Set(at(latest + 200*ms))
+		clock.SetTime(at(latest + 200*ms))
 		trackerRunPod(p, at(2*time.Second), at(latest))
 		trackerUpdatePod(t, client, p)
 		waitSeen(p.Name+" running", []string{p.Name}, func(p podTimes) bool { return !p.Watched.IsZero() })
 	}
 	// stateful: started T0+3s and T0+4s, all running seen at T0+5.5s.
-	clock.Set(at(5500 * ms))
+	clock.SetTime(at(5500 * ms))
 	for _, p := range stateful {
 		trackerRunPod(p, at(3*time.Second), at(4*time.Second))
 		trackerUpdatePod(t, client, p)
@@ -417,7 +417,7 @@ func TestPodStartupLatencyRefinedStamps(t *testing.T) {
 		}, func(p podTimes) bool { return !p.Watched.IsZero() }},
 	}
 	for _, s := range steps {
-		clock.Set(at(s.seen))
+		clock.SetTime(at(s.seen))
 		s.update()
 		waitTracked(t, m.tracker, fmt.Sprintf("the update seen at +%s", s.seen), func(pods map[string]podTimes, _ int) bool { return s.done(pods["p"]) })
 	}
@@ -524,7 +524,7 @@ func TestPodStartupLatencyNotMeasured(t *testing.T) {
 				pod := trackerTestPod(fmt.Sprintf("p-%d", i), trackerT0, tc.stateful)
 				trackerCreatePod(t, client, pod)
 				if tc.run {
-					clock.Set(trackerT0.Add(2 * time.Second))
+					clock.SetTime(trackerT0.Add(2 * time.Second))
 					trackerSchedulePod(pod, trackerT0)
 					trackerRunPod(pod, trackerT0.Add(time.Second), trackerT0.Add(time.Second))
 					trackerUpdatePod(t, client, pod)

@@ -3,6 +3,7 @@ package measurements
 import (
 	"context"
 	"fmt"
+	"k8s.io/utils/clock"
 	"math"
 	"strconv"
 	"sync"
@@ -68,7 +69,7 @@ type podTimes struct {
 // action until its stop, and keeps the times of the pods created after the
 // start. PodStartupLatency and SchedulingThroughput each run their own.
 type podTracker struct {
-	now   func() time.Time
+	clock clock.PassiveClock
 	since time.Time
 
 	cancel   context.CancelFunc
@@ -99,7 +100,7 @@ func startPodTracker(ctx context.Context, env *Env, what string, sel watchSelect
 	}
 	now := env.now()
 	t := &podTracker{
-		now: env.now,
+		clock: env.clock(),
 		// creationTimestamp travels in whole seconds, so a pod created in
 		// the very second of the start shows a time up to 1s before it.
 		// Comparing with the start truncated to its second keeps those
@@ -203,7 +204,7 @@ func (t *podTracker) observe(obj any, added bool) {
 	if !ok {
 		return
 	}
-	at := t.now()
+	at := t.clock.Now()
 	key := podKey{pod.Namespace, pod.Name, pod.UID}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -3,8 +3,8 @@ package measurements
 import (
 	"context"
 	"fmt"
+	testingclock "k8s.io/utils/clock/testing"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,30 +23,12 @@ var trackerT0 = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 
 const trackerTestNS = "ns-1"
 
-// trackerTestClock is a settable Env.Now.
-type trackerTestClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *trackerTestClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *trackerTestClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 // newTrackerTestEnv is an Env over a fake clientset holding objs, with the
 // clock at the start.
-func newTrackerTestEnv(objs ...runtime.Object) (*Env, *fake.Clientset, *trackerTestClock) {
+func newTrackerTestEnv(objs ...runtime.Object) (*Env, *fake.Clientset, *testingclock.FakeClock) {
 	client := fake.NewClientset(objs...)
-	clock := &trackerTestClock{t: trackerT0.Add(400 * time.Millisecond)}
-	return &Env{Client: client, Now: clock.Now}, client, clock
+	clock := testingclock.NewFakeClock(trackerT0.Add(400 * time.Millisecond))
+	return &Env{Client: client, Clock: clock}, client, clock
 }
 
 // trackerTestPod is a pending pod of two containers, a and b, created at
@@ -166,37 +148,37 @@ func TestPodStartupTrackerPhases(t *testing.T) {
 	partial := trackerTestPod("partial", at(0), false)
 
 	// Created, stamped T0, seen at T0+450ms (50ms after the start).
-	clock.Set(at(450 * ms))
+	clock.SetTime(at(450 * ms))
 	trackerCreatePod(t, client, bound)
 	trackerCreatePod(t, client, partial)
 	waitTracked(t, tr, "bound and partial", func(pods map[string]podTimes, ignored int) bool { return len(pods) == 2 && ignored == 1 })
 	// Created, stamped T0+1s, seen at T0+1.3s.
-	clock.Set(at(1300 * ms))
+	clock.SetTime(at(1300 * ms))
 	trackerCreatePod(t, client, direct)
 	waitTracked(t, tr, "direct", func(pods map[string]podTimes, _ int) bool { return len(pods) == 3 })
 
 	// The apiserver's clock runs ahead of the local one: the PodScheduled
 	// stamp T0+2s is seen at T0+1.7s, before it, and stays as stamped.
-	clock.Set(at(1700 * ms))
+	clock.SetTime(at(1700 * ms))
 	trackerSchedulePod(partial, at(2*time.Second))
 	trackerUpdatePod(t, client, partial)
 	waitTracked(t, tr, "partial bound", func(pods map[string]podTimes, _ int) bool { return !pods["partial"].Scheduled.IsZero() })
 
 	// Bound at T0+2s (stamp), seen 30ms into that second.
-	clock.Set(at(2030 * ms))
+	clock.SetTime(at(2030 * ms))
 	trackerSchedulePod(bound, at(2*time.Second))
 	trackerUpdatePod(t, client, bound)
 	waitTracked(t, tr, "bound bound", func(pods map[string]podTimes, _ int) bool { return !pods["bound"].Scheduled.IsZero() })
 
 	// No stamp to refine: the sighting of nodeName is the schedule time.
-	clock.Set(at(3 * time.Second))
+	clock.SetTime(at(3 * time.Second))
 	direct.Spec.NodeName = "node-2"
 	trackerUpdatePod(t, client, direct)
 	waitTracked(t, tr, "direct bound", func(pods map[string]podTimes, _ int) bool { return !pods["direct"].Scheduled.IsZero() })
 
 	// Containers started at T0+3s and T0+4s (stamps), all running seen at
 	// T0+4.08s: the latest start is taken as T0+4.08s.
-	clock.Set(at(4080 * ms))
+	clock.SetTime(at(4080 * ms))
 	trackerRunPod(bound, at(3*time.Second), at(4*time.Second))
 	trackerUpdatePod(t, client, bound)
 	waitTracked(t, tr, "bound running", func(pods map[string]podTimes, _ int) bool { return !pods["bound"].Watched.IsZero() })
@@ -204,7 +186,7 @@ func TestPodStartupTrackerPhases(t *testing.T) {
 	// Containers started at T0+4s, seen only at T0+5.2s, after that
 	// second: the start is taken as its last millisecond, T0+4.999s.
 	// partial runs one container of two; old, from before the start, runs.
-	clock.Set(at(5200 * ms))
+	clock.SetTime(at(5200 * ms))
 	trackerRunPod(partial, at(3*time.Second))
 	old.Spec.NodeName = "node-1"
 	trackerRunPod(old, at(0), at(0))
@@ -215,7 +197,7 @@ func TestPodStartupTrackerPhases(t *testing.T) {
 	waitTracked(t, tr, "direct running", func(pods map[string]podTimes, _ int) bool { return !pods["direct"].Watched.IsZero() })
 
 	// A later update must not move a recorded time.
-	clock.Set(at(9 * time.Second))
+	clock.SetTime(at(9 * time.Second))
 	trackerRunPod(bound, at(7*time.Second), at(8*time.Second))
 	trackerUpdatePod(t, client, bound)
 	if err := client.CoreV1().Pods(trackerTestNS).Delete(ctx, "partial", metav1.DeleteOptions{}); err != nil {

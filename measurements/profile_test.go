@@ -3,6 +3,7 @@ package measurements
 import (
 	"context"
 	"errors"
+	testingclock "k8s.io/utils/clock/testing"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,7 +30,7 @@ func pprofServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
 func TestProfiles(t *testing.T) {
 	srv, _ := pprofServer(t)
 	now := time.Date(2026, 12, 5, 23, 0, 0, 0, time.UTC)
-	env := &Env{Components: []Component{{Name: "kube-scheduler", MetricsURL: srv.URL + "/metrics"}}, Now: func() time.Time { return now }}
+	env := &Env{Components: []Component{{Name: "kube-scheduler", MetricsURL: srv.URL + "/metrics"}}, Clock: testingclock.NewFakePassiveClock(now)}
 	for _, tc := range []struct {
 		method, kind, want string
 	}{
@@ -58,9 +59,7 @@ func TestProfiles(t *testing.T) {
 // takes none of its own.
 func TestProfilesArePeriodic(t *testing.T) {
 	srv, calls := pprofServer(t)
-	var tick atomic.Int64
-	env := &Env{Components: []Component{{Name: "etcd", MetricsURL: srv.URL + "/metrics"}},
-		Now: func() time.Time { return time.Unix(tick.Add(1), 0) }}
+	env := &Env{Components: []Component{{Name: "etcd", MetricsURL: srv.URL + "/metrics"}}, Clock: &tickingClock{}}
 	p := &profile{method: "MemoryProfile", kind: "heap", interval: 20 * time.Millisecond}
 	if _, err := p.Execute(context.Background(), env, Params{"action": "start", "componentName": "etcd"}); err != nil {
 		t.Fatal(err)
@@ -103,3 +102,10 @@ func TestProfileNotMeasured(t *testing.T) {
 		t.Error("no componentName: no error")
 	}
 }
+
+// tickingClock moves one second on at every reading, so that every
+// profile taken gets a file name of its own.
+type tickingClock struct{ tick atomic.Int64 }
+
+func (c *tickingClock) Now() time.Time                  { return time.Unix(c.tick.Add(1), 0) }
+func (c *tickingClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }

@@ -2,6 +2,7 @@ package measurements
 
 import (
 	"context"
+	testingclock "k8s.io/utils/clock/testing"
 	"strings"
 	"testing"
 	"time"
@@ -183,8 +184,8 @@ func TestManagerMarksSummaries(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			scriptedGather = tc.gather
-			clock := t0
-			m := NewManager(&Env{Now: func() time.Time { return clock }})
+			clock := testingclock.NewFakePassiveClock(t0)
+			m := NewManager(&Env{Clock: clock})
 			ctx := context.Background()
 			start := map[string]any{"action": "start"}
 			for k, v := range tc.startParams {
@@ -193,7 +194,7 @@ func TestManagerMarksSummaries(t *testing.T) {
 			if err := m.Execute(ctx, tc.method, "id", start); err != nil {
 				t.Fatal(err)
 			}
-			clock = t0.Add(10 * time.Minute)
+			clock.SetTime(t0.Add(10 * time.Minute))
 			gather := map[string]any{"action": "gather"}
 			for k, v := range tc.params {
 				gather[k] = v

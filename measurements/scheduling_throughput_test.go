@@ -50,7 +50,7 @@ func runSchedulingScenario(t *testing.T, startParams, gatherParams Params, sched
 	// The informer reads the clock when it delivers an update: each clock
 	// move waits for the previous binding to be seen.
 	for i, pod := range pods {
-		clock.Set(trackerT0.Add(scheduledAt[i] + 20*time.Millisecond))
+		clock.SetTime(trackerT0.Add(scheduledAt[i] + 20*time.Millisecond))
 		trackerSchedulePod(pod, trackerT0.Add(scheduledAt[i]))
 		trackerUpdatePod(t, client, pod)
 		name := pod.Name

@@ -2,14 +2,15 @@ package measurements
 
 import (
 	"context"
+	testingclock "k8s.io/utils/clock/testing"
 	"strings"
 	"testing"
 	"time"
 )
 
 func TestTimer(t *testing.T) {
-	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	env := &Env{Now: func() time.Time { return clock }}
+	clock := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	env := &Env{Clock: clock}
 	m := &timerMeasurement{}
 	steps := []struct {
 		params  Params
@@ -29,7 +30,7 @@ func TestTimer(t *testing.T) {
 		if (s.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), s.wantErr)) {
 			t.Fatalf("step %d %v: err %v, want %q", i, s.params, err, s.wantErr)
 		}
-		clock = clock.Add(s.advance)
+		clock.Step(s.advance)
 	}
 	sums, err := m.Execute(context.Background(), env, Params{"action": "gather"})
 	if err != nil || len(sums) != 1 {

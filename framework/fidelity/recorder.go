@@ -3,6 +3,7 @@ package fidelity
 import (
 	"context"
 	"fmt"
+	"k8s.io/utils/clock"
 	"sync"
 	"time"
 
@@ -49,17 +50,17 @@ func (r *podRecord) readyAt(since time.Time, want bool) time.Time {
 // recorder watches the pods of a namespace and keeps every status each
 // went through, with when the watch delivered it.
 type recorder struct {
-	now  func() time.Time
-	mu   sync.Mutex
-	pods map[string]*podRecord
+	clock clock.PassiveClock
+	mu    sync.Mutex
+	pods  map[string]*podRecord
 
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-func startRecorder(ctx context.Context, client kubernetes.Interface, namespace string, now func() time.Time) (*recorder, error) {
+func startRecorder(ctx context.Context, client kubernetes.Interface, namespace string, clk clock.PassiveClock) (*recorder, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	r := &recorder{now: now, pods: map[string]*podRecord{}, cancel: cancel, done: make(chan struct{})}
+	r := &recorder{clock: clk, pods: map[string]*podRecord{}, cancel: cancel, done: make(chan struct{})}
 	lw := cache.NewListWatchFromClient(client.CoreV1().RESTClient(), "pods", namespace, fields.Everything())
 	_, controller := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
@@ -91,7 +92,7 @@ func (r *recorder) observe(obj any) {
 	if !ok {
 		return
 	}
-	at := r.now()
+	at := r.clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec := r.pods[p.Name]
@@ -116,7 +117,7 @@ func (r *recorder) forget(obj any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if rec := r.pods[p.Name]; rec != nil {
-		rec.gone = r.now()
+		rec.gone = r.clock.Now()
 	}
 }
 

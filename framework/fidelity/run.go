@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"k8s.io/utils/clock"
 	"maps"
 	"slices"
 	"strings"
@@ -31,16 +32,18 @@ type Env struct {
 	AuditLog string
 	// Log receives a line per step; nil is quiet.
 	Log io.Writer
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock is the clock the run reads; nil is the real one.
+	Clock clock.PassiveClock
 }
 
-func (e *Env) now() time.Time {
-	if e.Now != nil {
-		return e.Now()
+func (e *Env) clock() clock.PassiveClock {
+	if e.Clock != nil {
+		return e.Clock
 	}
-	return time.Now()
+	return clock.RealClock{}
 }
+
+func (e *Env) now() time.Time { return e.clock().Now() }
 
 func (e *Env) logf(format string, args ...any) {
 	if e.Log != nil {
@@ -195,7 +198,7 @@ func (r *run) do(ctx context.Context) error {
 		defer cancel()
 		_ = r.env.Client.CoreV1().Namespaces().Delete(ctx, r.ns, metav1.DeleteOptions{})
 	}()
-	rec, err := startRecorder(ctx, r.env.Client, r.ns, r.env.now)
+	rec, err := startRecorder(ctx, r.env.Client, r.ns, r.env.clock())
 	if err != nil {
 		return err
 	}
@@ -255,7 +258,7 @@ func (r *run) pod(name, workload string, selector map[string]string) *v1.Pod {
 // latency starts PodStartupLatency on a workload's pods; its stop gathers
 // the percentiles into the observation.
 func (r *run) latency(ctx context.Context, workload string) (func() error, error) {
-	m := measurements.NewManager(&measurements.Env{Client: r.env.Client, Config: r.env.Config, Now: r.env.Now})
+	m := measurements.NewManager(&measurements.Env{Client: r.env.Client, Config: r.env.Config, Clock: r.env.Clock})
 	params := func(action string) map[string]any {
 		return map[string]any{"action": action, "namespace": r.ns, "labelSelector": workloadLabel + "=" + workload, "threshold": "1h"}
 	}

@@ -3,6 +3,7 @@ package progress
 import (
 	"fmt"
 	"io"
+	"k8s.io/utils/clock"
 	"sync"
 	"time"
 )
@@ -13,7 +14,7 @@ type Reporter struct {
 	what     string
 	total    int
 	interval time.Duration
-	now      func() time.Time
+	clock    clock.PassiveClock
 
 	mu    sync.Mutex
 	start time.Time
@@ -31,8 +32,8 @@ type line struct {
 // New returns a Reporter printing to out (nil for silence) at most once per
 // interval, e.g. New(os.Stderr, "nodes ready", 5000, 2*time.Second).
 func New(out io.Writer, what string, total int, interval time.Duration) *Reporter {
-	r := &Reporter{out: out, what: what, total: total, interval: interval, now: time.Now}
-	r.start = r.now()
+	r := &Reporter{out: out, what: what, total: total, interval: interval, clock: clock.RealClock{}}
+	r.start = r.clock.Now()
 	r.printed = line{done: -1}
 	return r
 }
@@ -56,7 +57,7 @@ func (r *Reporter) Report(done, total int, note string) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now := r.now()
+	now := r.clock.Now()
 	l := line{done: done, total: total, note: note}
 	// Reaching the total prints at once, once; a note that changes after
 	// waits for the interval like any other line.

@@ -2,6 +2,7 @@ package progress
 
 import (
 	"bytes"
+	testingclock "k8s.io/utils/clock/testing"
 	"strings"
 	"testing"
 	"time"
@@ -9,13 +10,13 @@ import (
 
 func TestReporter(t *testing.T) {
 	var out bytes.Buffer
-	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	r := New(&out, "nodes ready", 100, 2*time.Second)
-	r.now = func() time.Time { return clock }
-	r.start = clock
+	r.clock = clock
+	r.start = clock.Now()
 
 	step := func(d time.Duration, done int) {
-		clock = clock.Add(d)
+		clock.Step(d)
 		r.Update(done)
 	}
 	step(1*time.Second, 10)  // first update prints at once
@@ -50,13 +51,13 @@ func TestNilWriterIsQuiet(t *testing.T) {
 // a new line once the interval passed, and the ETA uses the total given.
 func TestReporterNote(t *testing.T) {
 	var out bytes.Buffer
-	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	r := New(&out, "pods running", 3000, 2*time.Second)
-	r.now = func() time.Time { return clock }
-	r.start = clock
+	r.clock = clock
+	r.start = clock.Now()
 
 	step := func(d time.Duration, done, total int, note string) {
-		clock = clock.Add(d)
+		clock.Step(d)
 		r.Report(done, total, note)
 	}
 	step(10*time.Second, 2801, 3000, "199 running but not ready")

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"k8s.io/utils/clock"
 	"sync"
 	"time"
 
@@ -24,10 +25,10 @@ type hostSample struct {
 
 // hostSampler reads the machine's CPU time from start until stop, so that
 // a violation can be told apart from a host too busy to run the cluster
-// (see saturation.go). read and now are injected for tests.
+// (see saturation.go). read and the clock are injected for tests.
 type hostSampler struct {
-	read func() (procstat.MachineCPU, error)
-	now  func() time.Time
+	read  func() (procstat.MachineCPU, error)
+	clock clock.PassiveClock
 
 	mu      sync.Mutex
 	samples []hostSample
@@ -37,8 +38,8 @@ type hostSampler struct {
 	done   chan struct{}
 }
 
-func newHostSampler(read func() (procstat.MachineCPU, error), now func() time.Time) *hostSampler {
-	return &hostSampler{read: read, now: now}
+func newHostSampler(read func() (procstat.MachineCPU, error), clk clock.PassiveClock) *hostSampler {
+	return &hostSampler{read: read, clock: clk}
 }
 
 // runsLocally reports whether the run's cluster has a process on this
@@ -89,7 +90,7 @@ func (h *hostSampler) stop() {
 // around it are covered by the neighbouring samples.
 func (h *hostSampler) sample() {
 	cpu, err := h.read()
-	at := h.now()
+	at := h.clock.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err != nil {

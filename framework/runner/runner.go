@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"k8s.io/utils/clock"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,7 +263,7 @@ func Start(ctx context.Context, o Options, warn io.Writer) (*Session, error) {
 	s := &Session{o: o, compiled: c, restCfg: restCfg, client: client, manager: manager, executor: e, started: time.Now()}
 	s.runCtx, s.cancelRun = context.WithCancel(ctx)
 	if runsLocally(env.Components) {
-		s.host = newHostSampler(procstat.ReadMachine, time.Now)
+		s.host = newHostSampler(procstat.ReadMachine, clock.RealClock{})
 		s.host.start(s.runCtx, hostSampleInterval)
 	}
 	e.Begin(s.runCtx)

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	testingclock "k8s.io/utils/clock/testing"
 	"strings"
 	"testing"
 	"time"
@@ -106,17 +107,17 @@ func TestAnnotateSaturation(t *testing.T) {
 // TestHostSampler: samples at start and at stop, with the injected clock
 // and reader; a failed read is skipped.
 func TestHostSampler(t *testing.T) {
-	clock := satT0
+	clock := testingclock.NewFakePassiveClock(satT0)
 	reads := 0
 	read := func() (procstat.MachineCPU, error) {
 		reads++
-		clock = clock.Add(5 * time.Second)
+		clock.SetTime(clock.Now().Add(5 * time.Second))
 		if reads == 2 {
 			return procstat.MachineCPU{}, errors.New("no /proc/stat")
 		}
 		return procstat.MachineCPU{Busy: uint64(100 * reads), Total: uint64(100 * reads), Cores: 2}, nil
 	}
-	h := newHostSampler(read, func() time.Time { return clock })
+	h := newHostSampler(read, clock)
 	// The ticker never fires within the test: start's and stop's samples
 	// and one taken by hand are all there is.
 	h.start(context.Background(), time.Hour)

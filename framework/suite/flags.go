@@ -19,12 +19,12 @@ type Flags struct {
 	TestConfig     string
 	// TestSuite is a clusterloader2 test suite file; it replaces
 	// TestConfig and Overrides.
-	TestSuite string
-	Overrides stringList
-	ReportDir      string
-	Hollow         string
-	NodesPerFleet  int
-	PodsPerNode    int
+	TestSuite     string
+	Overrides     stringList
+	ReportDir     string
+	Hollow        string
+	NodesPerFleet int
+	PodsPerNode   int
 	// ControllerManagerQPS is the local control plane's controller-manager
 	// client QPS; 0 sizes it to the machine.
 	ControllerManagerQPS int

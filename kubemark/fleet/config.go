@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"k8s.io/utils/clock"
 	"net"
 	"os"
 	"strconv"
@@ -88,6 +89,10 @@ type Config struct {
 	FailNodes          float64
 	MetricsBindAddress string
 	DeleteNodesOnExit  bool
+
+	// Clock is the clock the fleet's nodes and scheduler run on; nil is the
+	// real one.
+	Clock clock.WithTicker
 }
 
 // DefaultConfig returns the defaults of the fleet's flags.

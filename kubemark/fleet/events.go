@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,7 +28,7 @@ func (r *eventRecorder) record(n *node, ref *v1.ObjectReference, eventType, reas
 // kubelet's event correlator it creates the Event once and patches its count
 // and last timestamp for every repeat.
 func (r *eventRecorder) recordTimes(n *node, ref *v1.ObjectReference, eventType, reason, message string, times int) {
-	now := metav1.NewTime(time.Now())
+	now := metav1.NewTime(n.fleet.clock.Now())
 	namespace := ref.Namespace
 	if namespace == "" {
 		namespace = metav1.NamespaceDefault

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"k8s.io/utils/clock"
 	"math/rand/v2"
 	"net"
 	"net/url"
@@ -46,6 +47,8 @@ type Fleet struct {
 
 	watchCtx context.Context
 	watches  sync.WaitGroup
+	// clock is Config.Clock, or the real one.
+	clock clock.WithTicker
 }
 
 // New prepares a fleet from a validated Config; Run starts it.
@@ -57,13 +60,18 @@ func New(cfg *Config) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
 	f := &Fleet{
 		cfg:       cfg,
+		clock:     clk,
 		name:      strings.TrimSuffix(cfg.NamePrefix, "-"),
 		byName:    map[string]*node{},
-		sched:     newScheduler(),
+		sched:     newScheduler(clk),
 		clients:   clients,
-		startedAt: time.Now(),
+		startedAt: clk.Now(),
 		bootID:    string(uuid.NewUUID()),
 
 		statusSyncPeriod: statusSyncPeriod,
@@ -134,7 +142,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 		}
 	}
 	klog.InfoS("Fleet starting", "nodes", len(f.nodes), "profile", f.cfg.Profile, "ownIdentity", f.clients.ownIdentity(), "failedFromStart", len(failing))
-	go afterStartup(ctx, startupCheckInterval, f.startupOver, releaseFreeHeap)
+	go afterStartup(ctx, f.clock, startupCheckInterval, f.startupOver, releaseFreeHeap)
 	f.sched.Run(ctx, f.cfg.Workers)
 
 	stopWatches()
@@ -397,7 +405,7 @@ type fleetSnapshot struct {
 
 func (f *Fleet) snapshot() fleetSnapshot {
 	var s fleetSnapshot
-	now := time.Now()
+	now := f.clock.Now()
 	for _, n := range f.nodes {
 		n.mu.Lock()
 		if n.started {

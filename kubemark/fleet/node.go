@@ -200,7 +200,7 @@ func (n *node) leaseAcquired(lease *coordinationv1.Lease, renewNow bool) {
 	f := n.fleet
 	n.mu.Lock()
 	n.lease = lease
-	n.renewedAt = time.Now()
+	n.renewedAt = n.fleet.clock.Now()
 	first := !n.heartbeating
 	n.heartbeating = true
 	n.mu.Unlock()
@@ -228,7 +228,7 @@ func (n *node) getOrCreateLease(ctx context.Context) (*coordinationv1.Lease, err
 }
 
 func (n *node) newLease(nodeUID types.UID) *coordinationv1.Lease {
-	now := metav1.NewMicroTime(time.Now())
+	now := metav1.NewMicroTime(n.fleet.clock.Now())
 	return &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            n.name,
@@ -264,9 +264,9 @@ func (n *node) renewLease(ctx context.Context) {
 	}
 	lease := n.lease.DeepCopy()
 	n.mu.Unlock()
-	lease.Spec.RenewTime = ptr.To(metav1.NewMicroTime(time.Now()))
+	lease.Spec.RenewTime = ptr.To(metav1.NewMicroTime(n.fleet.clock.Now()))
 
-	start := time.Now()
+	start := n.fleet.clock.Now()
 	updated := &coordinationv1.Lease{}
 	err := n.heartbeat.Put().AbsPath(leasesPath, n.name).Body(lease).Do(ctx).Into(updated)
 	if apierrors.IsNotFound(err) && f.cfg.Profile == ProfileKubelet {
@@ -301,10 +301,10 @@ func (n *node) renewLease(ctx context.Context) {
 		return
 	}
 	f.metrics.leaseRenewals.WithLabelValues("ok").Inc()
-	f.metrics.leaseLatency.Observe(time.Since(start).Seconds())
+	f.metrics.leaseLatency.Observe(n.fleet.clock.Since(start).Seconds())
 	n.mu.Lock()
 	n.lease = updated
-	n.renewedAt = time.Now()
+	n.renewedAt = n.fleet.clock.Now()
 	n.leaseFails = 0
 	n.mu.Unlock()
 	f.sched.After(f.renewInterval(), priorityHeartbeat, n.renewLease)
@@ -352,7 +352,7 @@ func (n *node) patchStatus(ctx context.Context) error { return n.sendStatus(ctx,
 // withFeatures (they never change while the fleet runs), and with the image
 // list when it grew since the API last had it.
 func (n *node) sendStatus(ctx context.Context, withFeatures bool) error {
-	status := n.nodeStatus(time.Now())
+	status := n.nodeStatus(n.fleet.clock.Now())
 	n.mu.Lock()
 	withImages := len(status.Images) != n.imagesSent
 	n.mu.Unlock()
@@ -433,7 +433,7 @@ func (n *node) nodeObject() *v1.Node {
 			ProviderID: "kubemark://" + n.name,
 			Taints:     cfg.RegisterWithTaints,
 		},
-		Status: n.nodeStatus(time.Now()),
+		Status: n.nodeStatus(n.fleet.clock.Now()),
 	}
 }
 

@@ -187,7 +187,7 @@ func (n *node) track(p *v1.Pod) *pod {
 	}
 	n.used.add(known.requests)
 	known.phase = podAdmitted
-	known.startTime = time.Now()
+	known.startTime = n.fleet.clock.Now()
 	// A pod IP, once set, cannot change: keep one an earlier run assigned.
 	if ip := ipToUint(net.ParseIP(p.Status.PodIP)); ip != 0 && !n.ipsInUse[ip] {
 		known.ip = ip
@@ -207,18 +207,18 @@ func (n *node) track(p *v1.Pod) *pod {
 	// sandbox up are done inside it, as a kubelet's status manager and
 	// volume manager work while the runtime is still pulling and creating,
 	// so slow calls show up in schedule_to_run only when they outlast it.
-	startAt := f.sched.now().Add(f.draw(delay))
+	startAt := f.clock.Now().Add(f.draw(delay))
 	n.setStatusLocked(known)
-	began := time.Now()
+	began := n.fleet.clock.Now()
 	sandbox := func(context.Context) {
 		n.mu.Lock()
 		if known.phase == podAdmitted && !known.deleting {
 			known.sandboxReady = true
-			known.sandboxAt = time.Now()
+			known.sandboxAt = n.fleet.clock.Now()
 			n.setStatusLocked(known)
 		}
 		n.mu.Unlock()
-		f.sched.At(laterOf(startAt, time.Now().Add(runtimeCalls)), priorityPod, func(ctx context.Context) { n.start(ctx, known) })
+		f.sched.At(laterOf(startAt, n.fleet.clock.Now().Add(runtimeCalls)), priorityPod, func(ctx context.Context) { n.start(ctx, known) })
 	}
 	if !known.hasVolumes {
 		f.sched.Now(priorityPod, sandbox)
@@ -230,7 +230,7 @@ func (n *node) track(p *v1.Pod) *pod {
 		// that finds the volumes mounted.
 		var poll task
 		poll = func(ctx context.Context) {
-			if !allClosed(synced) && time.Since(began) < refSyncWait {
+			if !allClosed(synced) && n.fleet.clock.Since(began) < refSyncWait {
 				f.sched.After(volumePollInterval, priorityPod, poll)
 				return
 			}
@@ -298,7 +298,7 @@ func (n *node) volumeManagerMounts(t time.Time) time.Time {
 // a pod's volumes at began sees them ready: at its first check after the
 // volume manager is done (now), which is never the check at once.
 func (n *node) volumesWaited(began time.Time) time.Time {
-	polls := max(1, int((time.Since(began)+volumePollInterval-1)/volumePollInterval))
+	polls := max(1, int((n.fleet.clock.Since(began)+volumePollInterval-1)/volumePollInterval))
 	return began.Add(time.Duration(polls) * volumePollInterval)
 }
 
@@ -429,7 +429,7 @@ func (n *node) start(_ context.Context, p *pod) {
 		return
 	}
 	p.phase = podRunning
-	p.runningSince = time.Now()
+	p.runningSince = n.fleet.clock.Now()
 	n.scheduleFinish(p)
 	pulled := n.notePulled(p)
 	f.metrics.podTransitions.WithLabelValues("Running").Inc()
@@ -462,7 +462,7 @@ func (n *node) finish(_ context.Context, p *pod) {
 		return
 	}
 	p.phase = podFinished
-	p.finishedAt = time.Now()
+	p.finishedAt = n.fleet.clock.Now()
 	n.used.sub(p.requests)
 	n.fleet.metrics.podTransitions.WithLabelValues("Succeeded").Inc()
 	n.setStatusLocked(p)
@@ -497,10 +497,10 @@ func (n *node) terminate(p *pod) {
 				}
 			}
 			p.phase = podTerminating
-			p.finishedAt = time.Now()
+			p.finishedAt = n.fleet.clock.Now()
 			n.setStatusLocked(p)
 		}
-		unmounted := time.Now()
+		unmounted := n.fleet.clock.Now()
 		if p.hasVolumes {
 			unmounted = n.volumesWaited(unmounted)
 		}

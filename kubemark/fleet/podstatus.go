@@ -61,7 +61,7 @@ func specOf(pod *v1.Pod) podSpec {
 // st. scheduled is the PodScheduled condition's transition time as the API
 // has it (zero: now).
 func (n *node) generateStatus(p *pod, st podState, spec podSpec, scheduled time.Time) v1.PodStatus {
-	now := time.Now()
+	now := n.fleet.clock.Now()
 	phase := v1.PodPending
 	switch {
 	case st.phase == podRunning:

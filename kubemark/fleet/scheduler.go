@@ -3,6 +3,7 @@ package fleet
 import (
 	"container/heap"
 	"context"
+	"k8s.io/utils/clock"
 	"sync"
 	"time"
 )
@@ -53,7 +54,7 @@ type scheduler struct {
 	wake   chan struct{} // the timer goroutine: the earliest timer changed
 	ready  *sync.Cond    // workers: a queue got a task, or a worker freed up
 	closed bool
-	now    func() time.Time
+	clock  clock.Clock
 	// Workers kept for heartbeats: other tasks may occupy at most
 	// maxOthers workers at once, so a burst of slow calls (registrations
 	// against a loaded apiserver) never leaves a lease renewal waiting for
@@ -62,8 +63,8 @@ type scheduler struct {
 	busyOthers int
 }
 
-func newScheduler() *scheduler {
-	s := &scheduler{wake: make(chan struct{}, 1), now: time.Now}
+func newScheduler(clk clock.Clock) *scheduler {
+	s := &scheduler{wake: make(chan struct{}, 1), clock: clk}
 	s.ready = sync.NewCond(&s.mu)
 	return s
 }
@@ -75,7 +76,7 @@ func (s *scheduler) At(at time.Time, pri priority, fn task) {
 	if s.closed {
 		return
 	}
-	if !at.After(s.now()) {
+	if !at.After(s.clock.Now()) {
 		s.queues[pri] = append(s.queues[pri], fn)
 		s.ready.Signal()
 		return
@@ -90,7 +91,9 @@ func (s *scheduler) At(at time.Time, pri priority, fn task) {
 }
 
 // After runs fn after d.
-func (s *scheduler) After(d time.Duration, pri priority, fn task) { s.At(s.now().Add(d), pri, fn) }
+func (s *scheduler) After(d time.Duration, pri priority, fn task) {
+	s.At(s.clock.Now().Add(d), pri, fn)
+}
 
 // Now runs fn as soon as a worker is free.
 func (s *scheduler) Now(pri priority, fn task) { s.At(time.Time{}, pri, fn) }
@@ -121,7 +124,7 @@ func (s *scheduler) Run(ctx context.Context, workers int) {
 			}
 		}()
 	}
-	timer := time.NewTimer(time.Hour)
+	timer := s.clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		timer.Reset(s.release())
@@ -133,7 +136,7 @@ func (s *scheduler) Run(ctx context.Context, workers int) {
 			s.mu.Unlock()
 			wg.Wait()
 			return
-		case <-timer.C:
+		case <-timer.C():
 		case <-s.wake:
 		}
 	}
@@ -144,7 +147,7 @@ func (s *scheduler) Run(ctx context.Context, workers int) {
 func (s *scheduler) release() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
+	now := s.clock.Now()
 	for len(s.timers) > 0 && !s.timers[0].at.After(now) {
 		t := heap.Pop(&s.timers).(timed)
 		s.queues[t.pri] = append(s.queues[t.pri], t.fn)

@@ -2,13 +2,14 @@ package fleet
 
 import (
 	"context"
+	"k8s.io/utils/clock"
 	"sync"
 	"testing"
 	"time"
 )
 
 func TestSchedulerRunsHigherPriorityFirst(t *testing.T) {
-	s := newScheduler()
+	s := newScheduler(clock.RealClock{})
 	var mu sync.Mutex
 	var order []string
 	record := func(name string) task {
@@ -53,7 +54,7 @@ func TestSchedulerRunsHigherPriorityFirst(t *testing.T) {
 }
 
 func TestSchedulerTimersFireInOrderAndNotEarly(t *testing.T) {
-	s := newScheduler()
+	s := newScheduler(clock.RealClock{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.Run(ctx, 2)
@@ -83,7 +84,7 @@ func TestSchedulerTimersFireInOrderAndNotEarly(t *testing.T) {
 }
 
 func TestSchedulerStopsWorkers(t *testing.T) {
-	s := newScheduler()
+	s := newScheduler(clock.RealClock{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { s.Run(ctx, 4); close(done) }()
@@ -102,7 +103,7 @@ func TestSchedulerStopsWorkers(t *testing.T) {
 // TestSchedulerKeepsWorkersForHeartbeats fills every non-heartbeat slot with
 // tasks that block, then checks that a heartbeat still runs at once.
 func TestSchedulerKeepsWorkersForHeartbeats(t *testing.T) {
-	s := newScheduler()
+	s := newScheduler(clock.RealClock{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	release := make(chan struct{})

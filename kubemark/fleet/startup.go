@@ -122,7 +122,7 @@ func csiInitRetryDelay(attempt int) time.Duration {
 // Node's status is its heartbeat until it has a Lease.
 func (n *node) postReady(ctx context.Context, nodeUID types.UID) {
 	f := n.fleet
-	now := time.Now()
+	now := n.fleet.clock.Now()
 	n.mu.Lock()
 	n.readySince = now
 	ready := n.readyCondition(now)

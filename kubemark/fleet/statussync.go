@@ -308,7 +308,7 @@ func (n *node) queuePeriodicSyncLocked() {
 		return
 	}
 	n.periodicSyncQueued = true
-	n.fleet.sched.At(n.nextSync(time.Now()), priorityPod, func(context.Context) {
+	n.fleet.sched.At(n.nextSync(n.fleet.clock.Now()), priorityPod, func(context.Context) {
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		n.periodicSyncQueued = false

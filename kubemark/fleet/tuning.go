@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"k8s.io/utils/clock"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -58,15 +59,15 @@ func releaseFreeHeap() {
 // then six watch-lists) peaks well above what it keeps afterwards, and Go's
 // background scavenger only returns memory above about the next GC goal,
 // so the rest would stay resident for as long as the fleet runs.
-func afterStartup(ctx context.Context, every time.Duration, over func() bool, release func()) {
-	ticker := time.NewTicker(every)
+func afterStartup(ctx context.Context, clk clock.WithTicker, every time.Duration, over func() bool, release func()) {
+	ticker := clk.NewTicker(every)
 	defer ticker.Stop()
 	held := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-ticker.C:
+		case <-ticker.C():
 		}
 		if !over() {
 			held = 0

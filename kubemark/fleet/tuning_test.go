@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"k8s.io/utils/clock"
 	"testing"
 	"time"
 )
@@ -52,7 +53,7 @@ func TestAfterStartup(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				afterStartup(ctx, time.Millisecond, over, func() { releases++ })
+				afterStartup(ctx, clock.RealClock{}, time.Millisecond, over, func() { releases++ })
 			}()
 			<-done
 			if releases != map[bool]int{true: 1}[tc.released] || asked != tc.asked {

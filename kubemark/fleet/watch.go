@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -277,7 +276,7 @@ func (r *watchRun) settle(err error) bool {
 	select {
 	case <-r.ctx.Done():
 		return false
-	case <-time.After(f.backoff(r.failures)):
+	case <-f.clock.After(f.backoff(r.failures)):
 		return true
 	}
 }
