@@ -60,5 +60,5 @@ BENCH ?= .
 bench: build ## benchmarks; results in results/bench/*.json (KSCALE_BENCH_NODES=1000 for the big density run)
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -timeout 180m ./framework/tuningset/ ./framework/executor/ ./framework/provider/local/... ./framework/fidelity ./suites
 
-clean-results:
-	rm -rf results/*/ && mkdir -p results
+clean-results: ## removes the runs' report folders; results/bench stays
+	find results -mindepth 1 -maxdepth 1 -type d ! -name bench -exec rm -rf {} +
