@@ -311,7 +311,7 @@ func TestDensitySuiteInterruptedCleansUp(t *testing.T) {
 
 // waitForSaturation waits until the run has created saturation
 // Deployments, and returns the kept cluster.
-func waitForSaturation(t *testing.T, r *suiteRun, clusterDir string) *local.Cluster {
+func waitForSaturation(t *testing.T, r *suiteRun, clusterDir string) *local.ControlPlane {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) {

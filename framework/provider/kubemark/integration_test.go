@@ -63,7 +63,7 @@ func TestProvisionAndTeardown(t *testing.T) {
 	}()
 
 	// Both clusters at once: bringing one up is mostly waiting.
-	var root, test *local.Cluster
+	var root, test *local.ControlPlane
 	var rootErr, testErr error
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -76,7 +76,7 @@ func TestProvisionAndTeardown(t *testing.T) {
 		test, testErr = local.Start(ctx, filepath.Join(dir, "test"), clusterOptions(), nil)
 	}()
 	wg.Wait()
-	for _, c := range []*local.Cluster{root, test} {
+	for _, c := range []*local.ControlPlane{root, test} {
 		if c != nil {
 			defer func() {
 				stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -185,14 +185,14 @@ func scale(xs []float64, f float64) []float64 {
 
 // apiserverMetrics returns a client that may read the apiserver's /metrics,
 // and its address.
-func apiserverMetrics(b *testing.B, c *Cluster) (*http.Client, string) {
+func apiserverMetrics(b *testing.B, c *ControlPlane) (*http.Client, string) {
 	b.Helper()
 	return adminHTTPClient(b, c), c.State.Component(clusterdir.APIServer).MetricsURL
 }
 
 // adminHTTPClient returns a client with the cluster's admin credentials: it
 // may read every component's /metrics and /debug/pprof.
-func adminHTTPClient(b *testing.B, c *Cluster) *http.Client {
+func adminHTTPClient(b *testing.B, c *ControlPlane) *http.Client {
 	b.Helper()
 	client, err := rest.HTTPClientFor(c.Config)
 	if err != nil {

@@ -13,8 +13,9 @@ import (
 	"github.com/kscale/kscale/framework/binaries"
 )
 
-// Cluster is a running local control plane.
-type Cluster struct {
+// ControlPlane is a running local control plane: etcd, kube-apiserver,
+// kube-controller-manager and kube-scheduler under a supervisor.
+type ControlPlane struct {
 	Dir clusterdir.Dir
 	// State is the supervisor's state when the cluster became ready.
 	State *clusterdir.State
@@ -33,7 +34,7 @@ type Endpoint struct {
 // Start brings up a local cluster in dir and waits until it is ready.
 // Progress lines go to progress (nil for none). With opts.StopWithCaller the
 // cluster stops when this process ends, however it ends.
-func Start(ctx context.Context, dir string, opts controlplane.Options, progress io.Writer) (*Cluster, error) {
+func Start(ctx context.Context, dir string, opts controlplane.Options, progress io.Writer) (*ControlPlane, error) {
 	kscale, err := binaries.Path(ctx, binaries.KScale)
 	if err != nil {
 		return nil, err
@@ -47,7 +48,7 @@ func Start(ctx context.Context, dir string, opts controlplane.Options, progress 
 
 // Attach returns a handle on a cluster that is already running in dir, for
 // example one started with `kscale cluster up`. state may be nil.
-func Attach(dir string, state *clusterdir.State) (*Cluster, error) {
+func Attach(dir string, state *clusterdir.State) (*ControlPlane, error) {
 	d, err := clusterdir.Open(dir)
 	if err != nil {
 		return nil, err
@@ -68,12 +69,12 @@ func Attach(dir string, state *clusterdir.State) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{Dir: d, State: state, Config: cfg, Client: client}, nil
+	return &ControlPlane{Dir: d, State: state, Config: cfg, Client: client}, nil
 }
 
 // Endpoints returns the health and metrics URLs of each component, read
 // afresh from the cluster folder (a restarted component has a new pid).
-func (c *Cluster) Endpoints() (map[string]Endpoint, error) {
+func (c *ControlPlane) Endpoints() (map[string]Endpoint, error) {
 	state, err := c.Dir.ReadState()
 	if err != nil {
 		return nil, err
@@ -86,12 +87,12 @@ func (c *Cluster) Endpoints() (map[string]Endpoint, error) {
 }
 
 // Stop stops the control plane. The folder stays.
-func (c *Cluster) Stop(ctx context.Context) error {
+func (c *ControlPlane) Stop(ctx context.Context) error {
 	return controlplane.Down(ctx, c.Dir.Path())
 }
 
 // Restart restarts one component and waits until it is ready again.
-func (c *Cluster) Restart(ctx context.Context, component string) error {
+func (c *ControlPlane) Restart(ctx context.Context, component string) error {
 	state, err := controlplane.Restart(ctx, c.Dir.Path(), component)
 	if err != nil {
 		return err

@@ -41,7 +41,7 @@ func BenchmarkExecutorCreatesNoFsync(b *testing.B) {
 }
 
 // measureCreates runs the throughput config once per connection count.
-func measureCreates(b *testing.B, c *Cluster, connections ...int) map[string]any {
+func measureCreates(b *testing.B, c *ControlPlane, connections ...int) map[string]any {
 	const objects = 20000
 	compiled, err := config.Compile(filepath.Join("testdata", "throughput", "config.yaml"), config.Options{Environ: []string{}})
 	if err != nil {

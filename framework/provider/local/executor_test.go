@@ -18,7 +18,7 @@ import (
 // probe is the test's measurement: it checks what the phases left in the
 // cluster at the point of the config where it is called.
 type probe struct {
-	c      *Cluster
+	c      *ControlPlane
 	prefix string
 }
 

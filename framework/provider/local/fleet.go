@@ -30,8 +30,8 @@ type FleetOptions struct {
 	ExtraArgs []string
 }
 
-// Fleet is a running fleet process.
-type Fleet struct {
+// FleetProcess is a running fleet: a kubemark process of --morph=fleet.
+type FleetProcess struct {
 	*HollowProcess
 	Options FleetOptions
 	// Endpoint is the fleet's HTTP base URL: /metrics, /status, /fail, /recover.
@@ -42,7 +42,7 @@ type Fleet struct {
 
 // StartFleet starts a fleet of hollow nodes whose nodes authenticate as
 // system:node:<name> with certificates the fleet mints from the cluster CA.
-func (c *Cluster) StartFleet(ctx context.Context, opts FleetOptions) (*Fleet, error) {
+func (c *ControlPlane) StartFleet(ctx context.Context, opts FleetOptions) (*FleetProcess, error) {
 	if opts.Group == "" {
 		opts.Group = "fleet"
 	}
@@ -75,14 +75,14 @@ func (c *Cluster) StartFleet(ctx context.Context, opts FleetOptions) (*Fleet, er
 		args = append(args, "--ca-cert-file="+c.Dir.CACert(), "--ca-key-file="+c.Dir.CAKey())
 	}
 	args = append(args, opts.ExtraArgs...)
-	f := &Fleet{Options: opts, Endpoint: "http://" + endpoint, binary: kubemark, args: args}
+	f := &FleetProcess{Options: opts, Endpoint: "http://" + endpoint, binary: kubemark, args: args}
 	if err := f.start(ctx, c); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-func (f *Fleet) start(ctx context.Context, c *Cluster) error {
+func (f *FleetProcess) start(ctx context.Context, c *ControlPlane) error {
 	logs := filepath.Join(c.Dir.Path(), "nodes")
 	if err := os.MkdirAll(logs, 0o700); err != nil {
 		return fmt.Errorf("creating the folder of hollow-node logs: %w", err)
@@ -103,7 +103,7 @@ const fleetServingTimeout = 30 * time.Second
 // waitServing waits until the fleet answers on its endpoint. From then on it
 // handles SIGTERM: a Stop right after a start (a restarted fleet finds its
 // Nodes already Ready) would otherwise end it before it could delete them.
-func (f *Fleet) waitServing(ctx context.Context, timeout time.Duration) error {
+func (f *FleetProcess) waitServing(ctx context.Context, timeout time.Duration) error {
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		select {
 		case <-f.exited:
@@ -134,7 +134,7 @@ func (f *Fleet) waitServing(ctx context.Context, timeout time.Duration) error {
 }
 
 // Restart starts the same fleet again after it exited (see Kill).
-func (f *Fleet) Restart(ctx context.Context, c *Cluster) error {
+func (f *FleetProcess) Restart(ctx context.Context, c *ControlPlane) error {
 	select {
 	case <-f.exited:
 	default:
@@ -144,12 +144,12 @@ func (f *Fleet) Restart(ctx context.Context, c *Cluster) error {
 }
 
 // Stop sends SIGTERM and waits for the fleet to exit (killing it after 30 s).
-func (f *Fleet) Stop() error { return f.signal(syscall.SIGTERM, 30*time.Second) }
+func (f *FleetProcess) Stop() error { return f.signal(syscall.SIGTERM, 30*time.Second) }
 
 // Kill ends the fleet with SIGKILL: no clean-up, as a crash.
-func (f *Fleet) Kill() error { return f.signal(syscall.SIGKILL, 10*time.Second) }
+func (f *FleetProcess) Kill() error { return f.signal(syscall.SIGKILL, 10*time.Second) }
 
-func (f *Fleet) signal(sig syscall.Signal, wait time.Duration) error {
+func (f *FleetProcess) signal(sig syscall.Signal, wait time.Duration) error {
 	select {
 	case <-f.exited:
 		return fmt.Errorf("fleet %s had exited: %v (log %s)", f.Options.Group, f.err, f.LogFile)
@@ -167,7 +167,7 @@ func (f *Fleet) signal(sig syscall.Signal, wait time.Duration) error {
 }
 
 // Call sends an HTTP request to the fleet's endpoint, e.g. Call("POST", "/fail?fraction=0.1").
-func (f *Fleet) Call(ctx context.Context, method, path string) ([]byte, error) {
+func (f *FleetProcess) Call(ctx context.Context, method, path string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, f.Endpoint+path, nil)
 	if err != nil {
 		return nil, err

@@ -36,7 +36,7 @@ rules:
 
 // benchCluster starts a cluster as users run it (etcd fsync on), with the
 // given extra apiserver flags.
-func benchCluster(b *testing.B, apiserverArgs ...string) *Cluster {
+func benchCluster(b *testing.B, apiserverArgs ...string) *ControlPlane {
 	b.Helper()
 	o := controlplane.DefaultOptions()
 	o.APIServerPort = 0
@@ -57,7 +57,7 @@ func benchCluster(b *testing.B, apiserverArgs ...string) *Cluster {
 
 // keepLogs copies the logs of a failed benchmark's cluster out of its
 // temporary folder, which the testing package removes.
-func keepLogs(b *testing.B, c *Cluster) {
+func keepLogs(b *testing.B, c *ControlPlane) {
 	dst, err := os.MkdirTemp("", "kscale-bench-logs-")
 	if err == nil {
 		err = os.CopyFS(dst, os.DirFS(c.Dir.LogDir()))
@@ -71,7 +71,7 @@ func keepLogs(b *testing.B, c *Cluster) {
 
 // componentRestarts returns how often the supervisor restarted each
 // component of the cluster.
-func componentRestarts(b *testing.B, c *Cluster) map[string]int {
+func componentRestarts(b *testing.B, c *ControlPlane) map[string]int {
 	b.Helper()
 	state, err := c.Dir.ReadState()
 	if err != nil {
@@ -109,7 +109,7 @@ func usageOver(b *testing.B, pids map[string]int, window time.Duration) map[stri
 	return out
 }
 
-func controlPlanePIDs(b *testing.B, c *Cluster) map[string]int {
+func controlPlanePIDs(b *testing.B, c *ControlPlane) map[string]int {
 	b.Helper()
 	eps, err := c.Endpoints()
 	if err != nil {
@@ -321,7 +321,7 @@ func BenchmarkFleetKubelet1000(b *testing.B) {
 
 // waitQuiet waits until the fleet holds all its watches and its queues are
 // empty (start-up events sent).
-func waitQuiet(b *testing.B, f *Fleet, watches float64) {
+func waitQuiet(b *testing.B, f *FleetProcess, watches float64) {
 	b.Helper()
 	if err := settle(f, watches, 1, 10*time.Minute); err != nil {
 		b.Fatalf("fleet never settled: %v", err)
@@ -333,7 +333,7 @@ func waitQuiet(b *testing.B, f *Fleet, watches float64) {
 // are being re-established: past 5 minutes, each reconnects every 5–10
 // minutes, as a kubelet's reflectors do, so at thousands of nodes some are
 // always between two requests.
-func settle(f *Fleet, watches, share float64, timeout time.Duration) error {
+func settle(f *FleetProcess, watches, share float64, timeout time.Duration) error {
 	return wait.PollUntilContextTimeout(context.Background(), time.Second, timeout, true, func(context.Context) (bool, error) {
 		w, err1 := readFleetMetric(f, "kscale_fleet_watches", nil)
 		q, err2 := readFleetMetric(f, "kscale_fleet_queue_length", map[string]string{"priority": "events"})
@@ -342,14 +342,14 @@ func settle(f *Fleet, watches, share float64, timeout time.Duration) error {
 }
 
 // waitWatches waits until the fleet holds at least want watches.
-func waitWatches(f *Fleet, want float64, timeout time.Duration) error {
+func waitWatches(f *FleetProcess, want float64, timeout time.Duration) error {
 	return wait.PollUntilContextTimeout(context.Background(), time.Second, timeout, true, func(context.Context) (bool, error) {
 		w, err := readFleetMetric(f, "kscale_fleet_watches", nil)
 		return err == nil && w >= want, nil
 	})
 }
 
-func fleetMetricB(b *testing.B, f *Fleet, name string, labels map[string]string) float64 {
+func fleetMetricB(b *testing.B, f *FleetProcess, name string, labels map[string]string) float64 {
 	b.Helper()
 	v, err := readFleetMetric(f, name, labels)
 	if err != nil {
@@ -360,7 +360,7 @@ func fleetMetricB(b *testing.B, f *Fleet, name string, labels map[string]string)
 
 // runAndDelete runs replicas pause pods on the hollow nodes of group to
 // Running, then deletes them and waits until they are gone.
-func runAndDelete(b *testing.B, c *Cluster, group string, replicas int) {
+func runAndDelete(b *testing.B, c *ControlPlane, group string, replicas int) {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -516,7 +516,7 @@ type startupSample struct {
 // before). Where a start-up is slow, this says whether
 // registration, the control plane or the benchmark's own view of the nodes
 // lagged. A component restarted in between has no CPU figure for that step.
-func sampleStartup(c *Cluster, f *Fleet, start time.Time, every time.Duration) func() []startupSample {
+func sampleStartup(c *ControlPlane, f *FleetProcess, start time.Time, every time.Duration) func() []startupSample {
 	read := func() map[string]procstat.Sample {
 		pids := map[string]int{"fleet": f.PID}
 		if eps, err := c.Endpoints(); err == nil {
@@ -575,7 +575,7 @@ func sampleStartup(c *Cluster, f *Fleet, start time.Time, every time.Duration) f
 }
 
 // countReady lists the nodes matching selector and counts the Ready ones.
-func countReady(ctx context.Context, b *testing.B, c *Cluster, selector string) int {
+func countReady(ctx context.Context, b *testing.B, c *ControlPlane, selector string) int {
 	b.Helper()
 	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
@@ -592,7 +592,7 @@ func countReady(ctx context.Context, b *testing.B, c *Cluster, selector string) 
 
 // countCSINodes counts the cluster's CSINodes: one per node a kubelet (or a
 // fleet node in the kubelet profile) started.
-func countCSINodes(ctx context.Context, b *testing.B, c *Cluster) int {
+func countCSINodes(ctx context.Context, b *testing.B, c *ControlPlane) int {
 	b.Helper()
 	list, err := c.Client.StorageV1().CSINodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -603,7 +603,7 @@ func countCSINodes(ctx context.Context, b *testing.B, c *Cluster) int {
 
 // countNotReady counts, from now on, every time a node matching selector
 // turns from Ready to not Ready. The returned function reads the count.
-func countNotReady(ctx context.Context, b *testing.B, c *Cluster, selector string) func() float64 {
+func countNotReady(ctx context.Context, b *testing.B, c *ControlPlane, selector string) func() float64 {
 	b.Helper()
 	var mu sync.Mutex
 	ready := map[string]bool{}

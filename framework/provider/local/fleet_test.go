@@ -32,13 +32,13 @@ import (
 // shared cluster's kubelet-morph nodes.
 var (
 	fleetOnce sync.Once
-	fleet200  *Fleet
+	fleet200  *FleetProcess
 	fleetErr  error
 )
 
 const fleetNodes = 200
 
-func sharedFleet(t *testing.T) (*Cluster, *Fleet) {
+func sharedFleet(t *testing.T) (*ControlPlane, *FleetProcess) {
 	t.Helper()
 	c, _ := sharedCluster(t)
 	fleetOnce.Do(func() {
@@ -64,7 +64,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func fleetMetric(t *testing.T, f *Fleet, name string, labels map[string]string) float64 {
+func fleetMetric(t *testing.T, f *FleetProcess, name string, labels map[string]string) float64 {
 	t.Helper()
 	v, err := readFleetMetric(f, name, labels)
 	if err != nil {
@@ -74,7 +74,7 @@ func fleetMetric(t *testing.T, f *Fleet, name string, labels map[string]string) 
 }
 
 // readFleetMetric sums the samples of a fleet metric that carry labels.
-func readFleetMetric(f *Fleet, name string, labels map[string]string) (float64, error) {
+func readFleetMetric(f *FleetProcess, name string, labels map[string]string) (float64, error) {
 	fams, err := scrape(http.DefaultClient, f.Endpoint+"/metrics")
 	if err != nil {
 		return 0, err
@@ -89,7 +89,7 @@ func readFleetMetric(f *Fleet, name string, labels map[string]string) (float64, 
 }
 
 // waitFleetMetric polls a fleet metric until it equals want.
-func waitFleetMetric(ctx context.Context, t *testing.T, f *Fleet, name string, labels map[string]string, want float64) {
+func waitFleetMetric(ctx context.Context, t *testing.T, f *FleetProcess, name string, labels map[string]string, want float64) {
 	t.Helper()
 	var got float64
 	var err error
@@ -320,7 +320,7 @@ func TestFleetNodesLookLikeKubeletNodes(t *testing.T) {
 // count. Left out: MissingClusterDNS, as the hollow kubelets run without
 // cluster DNS, and NodeAllocatableEnforced, as their container manager is a
 // stub that enforces nothing; a kubelet on a machine records it.
-func startupEvents(ctx context.Context, t *testing.T, c *Cluster, name string) map[string]int32 {
+func startupEvents(ctx context.Context, t *testing.T, c *ControlPlane, name string) map[string]int32 {
 	t.Helper()
 	list, err := c.Client.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.Set{"involvedObject.kind": "Node", "involvedObject.name": name}.String(),
@@ -764,7 +764,7 @@ func TestFleetLightProfile(t *testing.T) {
 // status with the create, in one write, as a kubelet creates its Node (see
 // nodeObject in kubemark/fleet for why the light profile does not do it in
 // two), and that nothing of the status is missing.
-func checkBornWithStatus(ctx context.Context, t *testing.T, c *Cluster, selector string) {
+func checkBornWithStatus(ctx context.Context, t *testing.T, c *ControlPlane, selector string) {
 	t.Helper()
 	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {

@@ -85,7 +85,7 @@ type NodeGroup struct {
 // system:node:<name> in group system:nodes with a certificate minted by the
 // cluster CA, so the Node authorizer and NodeRestriction treat them as real
 // kubelets. It returns without waiting for the nodes to be Ready.
-func (c *Cluster) StartNodes(ctx context.Context, count int, opts NodeOptions) (*NodeGroup, error) {
+func (c *ControlPlane) StartNodes(ctx context.Context, count int, opts NodeOptions) (*NodeGroup, error) {
 	opts.defaults()
 	kubemark, err := binaries.Path(ctx, binaries.Kubemark)
 	if err != nil {

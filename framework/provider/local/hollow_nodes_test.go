@@ -23,7 +23,7 @@ import (
 // namespace is deleted and waited for: the tests share one cluster, and a
 // namespace still emptying — its pods being terminated by their nodes — would
 // load the control plane under the next test's measurements.
-func testNamespace(t *testing.T, c *Cluster) string {
+func testNamespace(t *testing.T, c *ControlPlane) string {
 	t.Helper()
 	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kscale-it-", Labels: map[string]string{"kscale.io/test": t.Name()}}}
 	created, err := c.Client.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{})
@@ -59,7 +59,7 @@ const namespaceDeletionTimeout = 3 * time.Minute
 // gone — its pods deleted by this fleet, as kubelets delete them — before the
 // fleet stops. A fleet stopped first would leave its pods Terminating and
 // its Nodes to go NotReady under a later test.
-func startTestFleet(ctx context.Context, t *testing.T, c *Cluster, opts FleetOptions) *Fleet {
+func startTestFleet(ctx context.Context, t *testing.T, c *ControlPlane, opts FleetOptions) *FleetProcess {
 	t.Helper()
 	opts.ExtraArgs = append(opts.ExtraArgs, "--delete-nodes-on-exit")
 	f, err := c.StartFleet(ctx, opts)

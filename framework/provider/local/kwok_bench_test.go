@@ -250,7 +250,7 @@ func measureKWOK(b *testing.B, kwok string, run int, birth nodeBirth) simulatorR
 
 // measureSimulator takes the figures of a simulator whose nodes are all
 // Ready, once the controller-manager is done with them.
-func measureSimulator(ctx context.Context, b *testing.B, c *Cluster, selector, leasePrefix string, pid int, start time.Time, label string) simulatorRun {
+func measureSimulator(ctx context.Context, b *testing.B, c *ControlPlane, selector, leasePrefix string, pid int, start time.Time, label string) simulatorRun {
 	ready := time.Since(start).Seconds()
 	waitPodCIDRs(ctx, b, c, selector, simulatedNodes)
 	waitNodeWritesQuiet(b, c)
@@ -282,7 +282,7 @@ func measureSimulator(ctx context.Context, b *testing.B, c *Cluster, selector, l
 // holds, exactly — a sampled heap profile is too coarse to compare two
 // simulators' ~10 MB apart. The collection is forced after the window, so it
 // does not count in the CPU figures.
-func addHeapFigures(b *testing.B, c *Cluster, usage map[string]map[string]float64) {
+func addHeapFigures(b *testing.B, c *ControlPlane, usage map[string]map[string]float64) {
 	b.Helper()
 	client := adminHTTPClient(b, c)
 	eps, err := c.Endpoints()
@@ -324,7 +324,7 @@ func addHeapFigures(b *testing.B, c *Cluster, usage map[string]map[string]float6
 // window into <folder>/<label>-<component>.pprof and, at its end, a heap
 // profile of each into <label>-<component>.heap.pprof; the returned
 // function waits for all of them.
-func profileComponents(b *testing.B, c *Cluster, window time.Duration, label string) func() {
+func profileComponents(b *testing.B, c *ControlPlane, window time.Duration, label string) func() {
 	dir := os.Getenv("KSCALE_BENCH_PROFILES")
 	if dir == "" {
 		return func() {}
@@ -368,7 +368,7 @@ func fetchProfile(client *http.Client, url, file string) error {
 // podCIDR. Its node IPAM patches nodes at its own pace, behind registration:
 // a simulator that registers faster would otherwise have that backlog land in
 // its measuring window.
-func waitPodCIDRs(ctx context.Context, b *testing.B, c *Cluster, selector string, want int) {
+func waitPodCIDRs(ctx context.Context, b *testing.B, c *ControlPlane, selector string, want int) {
 	b.Helper()
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"})
@@ -392,7 +392,7 @@ func waitPodCIDRs(ctx context.Context, b *testing.B, c *Cluster, selector string
 // Node for 10 s: behind node IPAM the node lifecycle controller patches each
 // new node once, at its own pace (~45/s here), and that too must not fall
 // into one simulator's window and not the other's.
-func waitNodeWritesQuiet(b *testing.B, c *Cluster) {
+func waitNodeWritesQuiet(b *testing.B, c *ControlPlane) {
 	b.Helper()
 	client, url := apiserverMetrics(b, c)
 	last, quietSince := -1.0, time.Now()
@@ -488,7 +488,7 @@ func setKwokctlStatus(node *v1.Node) {
 
 // createNodes creates Node objects for KWOK to take over, 32 at a time,
 // born as birth says.
-func createNodes(b *testing.B, c *Cluster, n int, birth nodeBirth) {
+func createNodes(b *testing.B, c *ControlPlane, n int, birth nodeBirth) {
 	b.Helper()
 	cfg := rest.CopyConfig(c.Config)
 	cfg.QPS, cfg.Burst = 1000, 1000 // the default 5 QPS would take 17 minutes
@@ -536,7 +536,7 @@ func createNodes(b *testing.B, c *Cluster, n int, birth nodeBirth) {
 // apiserver completed per second in the window, by "VERB resource[/sub]"
 // (rates under 0.5/s left out): where two simulators cost the control plane
 // differently, these say which calls differ.
-func usageAndCallsOver(b *testing.B, c *Cluster, pids map[string]int, window time.Duration) (map[string]map[string]float64, map[string]float64) {
+func usageAndCallsOver(b *testing.B, c *ControlPlane, pids map[string]int, window time.Duration) (map[string]map[string]float64, map[string]float64) {
 	b.Helper()
 	client, url := apiserverMetrics(b, c)
 	before := apiserverRequests(b, client, url)
@@ -575,7 +575,7 @@ func apiserverRequests(b *testing.B, client *http.Client, url string) map[string
 
 // leaseAgeMax returns the age of the oldest renewal among the node Leases
 // whose names start with prefix.
-func leaseAgeMax(ctx context.Context, b *testing.B, c *Cluster, prefix string) float64 {
+func leaseAgeMax(ctx context.Context, b *testing.B, c *ControlPlane, prefix string) float64 {
 	b.Helper()
 	leases, err := c.Client.CoordinationV1().Leases("kube-node-lease").List(ctx, metav1.ListOptions{})
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 // should spend once.
 var (
 	sharedOnce  sync.Once
-	shared      *Cluster
+	shared      *ControlPlane
 	sharedNodes *NodeGroup
 	sharedErr   error
 	sharedRoot  string
@@ -75,7 +75,7 @@ func testOptions() controlplane.Options {
 
 // sharedCluster returns the package's cluster with sharedNodeCount Ready
 // hollow kubelet nodes.
-func sharedCluster(t testing.TB) (*Cluster, *NodeGroup) {
+func sharedCluster(t testing.TB) (*ControlPlane, *NodeGroup) {
 	t.Helper()
 	sharedOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -27,8 +27,8 @@ const hollowNamePrefix = "hollow-node-"
 // beside it, fleets or kubelet morphs.
 type Provider struct {
 	o        provider.Options
-	cluster  *Cluster
-	fleets   []*Fleet
+	cluster  *ControlPlane
+	fleets   []*FleetProcess
 	kubelets *NodeGroup
 }
 
