@@ -49,7 +49,7 @@ func run(args []string) int {
 	fs := pflag.NewFlagSet("kubemark", pflag.ContinueOnError)
 	fs.SetNormalizeFunc(cliflag.WordSepNormalizeFunc)
 	showVersion := addFlags(fs, c)
-	fc.AddFlags(fs)
+	addFleetFlags(fs, &fc)
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
 			return 0

@@ -33,9 +33,14 @@ type clientFactory struct {
 }
 
 func newClientFactory(c *Config) (*clientFactory, error) {
-	base, err := clientcmd.BuildConfigFromFlags("", c.KubeconfigPath)
-	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig %s: %w", c.KubeconfigPath, err)
+	var base *rest.Config
+	var err error
+	if c.RESTConfig != nil {
+		base = rest.CopyConfig(c.RESTConfig)
+	} else {
+		if base, err = clientcmd.BuildConfigFromFlags("", c.KubeconfigPath); err != nil {
+			return nil, fmt.Errorf("--kubeconfig=%q: %w", c.KubeconfigPath, err)
+		}
 	}
 	base.ContentType = c.ContentType
 	base.AcceptContentTypes = c.ContentType
@@ -51,7 +56,7 @@ func newClientFactory(c *Config) (*clientFactory, error) {
 	f := &clientFactory{base: base, eventQPS: c.EventQPS, eventBurst: c.EventBurst}
 	if c.CACertFile != "" {
 		if f.ca, err = pki.LoadCA(c.CACertFile, c.CAKeyFile); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--ca-cert-file=%q --ca-key-file=%q: %w", c.CACertFile, c.CAKeyFile, err)
 		}
 		if f.roots, err = serverRoots(base); err != nil {
 			return nil, err

@@ -2,14 +2,13 @@ package fleet
 
 import (
 	"fmt"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -34,7 +33,10 @@ type Config struct {
 	// Names, when set, replaces NamePrefix+index naming.
 	Names []string
 
+	// KubeconfigPath is the kubeconfig of the cluster to join; RESTConfig,
+	// when set, is used instead (a program embedding the fleet).
 	KubeconfigPath string
+	RESTConfig     *rest.Config
 	// CACertFile and CAKeyFile let the fleet mint a client certificate per
 	// node (system:node:<name>, group system:nodes) from the cluster's CA.
 	// Without them every node uses the kubeconfig's credential.
@@ -128,32 +130,6 @@ func DefaultConfig() Config {
 	}
 }
 
-// AddFlags registers the fleet's flags. Flags shared with the kubelet morph
-// (--kubeconfig, --node-labels, --register-with-taints, --max-pods,
-// --extended-resources, --cpu, --memory, --ephemeral-storage, --kube-api-*,
-// --events) are registered by the caller.
-func (c *Config) AddFlags(fs *pflag.FlagSet) {
-	fs.IntVar(&c.Nodes, "nodes", c.Nodes, "fleet: number of hollow nodes in this process")
-	fs.StringVar(&c.NamePrefix, "name-prefix", c.NamePrefix, "fleet: node names are this prefix plus an index")
-	fs.IntVar(&c.StartIndex, "start-index", c.StartIndex, "fleet: index of the first node (for several fleets in one cluster)")
-	fs.StringSliceVar(&c.Names, "node-names", c.Names, "fleet: explicit node names instead of --name-prefix and --nodes")
-	fs.StringVar(&c.CACertFile, "ca-cert-file", c.CACertFile, "fleet: CA certificate to mint per-node client certificates with (needs --ca-key-file)")
-	fs.StringVar(&c.CAKeyFile, "ca-key-file", c.CAKeyFile, "fleet: CA key to mint per-node client certificates with")
-	fs.StringVar(&c.Profile, "profile", c.Profile, "fleet: API traffic profile: kubelet | light")
-	fs.StringSliceVar(&c.Zones, "zones", c.Zones, "fleet: topology.kubernetes.io/zone values, spread over the nodes round robin")
-	fs.StringVar(&c.NodeIPCIDR, "node-ip-cidr", c.NodeIPCIDR, "fleet: range of the nodes' unique InternalIPs")
-	fs.StringVar(&c.FallbackPodCIDR, "fallback-pod-cidr", c.FallbackPodCIDR, "fleet: range cut into one /24 per node for pod IPs when a node has no podCIDR")
-	fs.Var(&c.PodStartDelay, "pod-start-delay", "fleet: time from admission to Running: a duration, uniform:MIN-MAX, normal:MEAN,STDDEV or exp:MEAN (pod annotation kscale.io/start-delay overrides)")
-	fs.DurationVar(&c.JobPodRunDuration, "job-pod-run-duration", c.JobPodRunDuration, "fleet: pods owned by a Job end Succeeded after running this long (0: they run until deleted; annotation kscale.io/run-duration overrides)")
-	fs.DurationVar(&c.LeaseDuration, "node-lease-duration", c.LeaseDuration, "fleet: Lease duration; renewed every quarter of it, as the kubelet does")
-	fs.DurationVar(&c.StatusReportFrequency, "node-status-report-frequency", c.StatusReportFrequency, "fleet: node status is patched at least this often")
-	fs.IntVar(&c.Workers, "workers", c.Workers, "fleet: concurrent API calls of the whole fleet")
-	fs.IntVar(&c.OpeningWatches, "max-opening-watches", c.OpeningWatches, "fleet: watch requests of the whole fleet waiting for the apiserver's answer at once")
-	fs.Float64Var(&c.FailNodes, "fail-nodes", c.FailNodes, "fleet: fraction of nodes (0..1) whose heartbeats stop from the start")
-	fs.StringVar(&c.MetricsBindAddress, "fleet-metrics-bind-address", c.MetricsBindAddress, "fleet: host:port for /metrics, /healthz and the fault endpoints; empty for none")
-	fs.BoolVar(&c.DeleteNodesOnExit, "delete-nodes-on-exit", c.DeleteNodesOnExit, "fleet: delete the fleet's Nodes on SIGTERM")
-}
-
 // NodeNames returns the names of the fleet's nodes.
 func (c *Config) NodeNames() []string {
 	if len(c.Names) > 0 {
@@ -166,7 +142,8 @@ func (c *Config) NodeNames() []string {
 	return names
 }
 
-// Validate checks the flags; its errors name the flag and what is allowed.
+// Validate checks the settings without touching the file system; its
+// errors name the flag and what is allowed.
 func (c *Config) Validate() error {
 	if len(c.Names) == 0 && c.Nodes <= 0 {
 		return fmt.Errorf("--nodes=%d: must be at least 1", c.Nodes)
@@ -187,19 +164,13 @@ func (c *Config) Validate() error {
 	if c.Profile != ProfileKubelet && c.Profile != ProfileLight {
 		return fmt.Errorf("--profile=%q: allowed values are kubelet, light", c.Profile)
 	}
-	if err := readable(c.KubeconfigPath); err != nil {
-		return fmt.Errorf("--kubeconfig=%q: %v", c.KubeconfigPath, err)
+	// The files themselves are read by New, which names the flag of one
+	// it cannot read.
+	if c.KubeconfigPath == "" && c.RESTConfig == nil {
+		return fmt.Errorf("--kubeconfig: required")
 	}
 	if (c.CACertFile == "") != (c.CAKeyFile == "") {
 		return fmt.Errorf("--ca-cert-file and --ca-key-file go together")
-	}
-	for _, f := range []struct{ flag, path string }{{"--ca-cert-file", c.CACertFile}, {"--ca-key-file", c.CAKeyFile}} {
-		if f.path == "" {
-			continue
-		}
-		if err := readable(f.path); err != nil {
-			return fmt.Errorf("%s=%q: %v", f.flag, f.path, err)
-		}
 	}
 	for _, z := range c.Zones {
 		if errs := validation.IsValidLabelValue(z); len(errs) > 0 {
@@ -259,15 +230,4 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
-}
-
-func readable(path string) error {
-	if path == "" {
-		return fmt.Errorf("required")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("cannot be read: %v", err)
-	}
-	return f.Close()
 }

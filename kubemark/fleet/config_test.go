@@ -21,7 +21,7 @@ func TestValidate(t *testing.T) {
 		{"bad label value", func(c *Config) { c.NodeLabels = map[string]string{"k": "a b"} }, `--node-labels: value "a b"`},
 		{"bad zone", func(c *Config) { c.Zones = []string{"zone a"} }, `--zones: "zone a"`},
 		{"ca half given", func(c *Config) { c.CACertFile = "/x" }, "--ca-cert-file and --ca-key-file go together"},
-		{"missing kubeconfig", func(c *Config) { c.KubeconfigPath = "/nonexistent" }, `--kubeconfig="/nonexistent": cannot be read`},
+		{"no kubeconfig", func(c *Config) { c.KubeconfigPath, c.RESTConfig = "", nil }, `--kubeconfig: required`},
 		{"fail fraction", func(c *Config) { c.FailNodes = 1.5 }, "--fail-nodes=1.5"},
 		{"node ip range too small", func(c *Config) { c.NodeIPCIDR = "100.64.0.0/31" }, "too small"},
 		{"fallback range too small", func(c *Config) { c.FallbackPodCIDR = "10.0.0.0/25" }, "must be /24 or larger"},
@@ -46,5 +46,20 @@ func TestValidate(t *testing.T) {
 				t.Errorf("err = %v, want it to say %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// New reads the files Validate leaves alone, and names the flag of one it
+// cannot read.
+func TestNewNamesAnUnreadableFile(t *testing.T) {
+	for name, modify := range map[string]func(*Config){
+		`--kubeconfig="/nonexistent"`:   func(c *Config) { c.KubeconfigPath, c.RESTConfig = "/nonexistent", nil },
+		`--ca-cert-file="/nonexistent"`: func(c *Config) { c.CACertFile, c.CAKeyFile = "/nonexistent", "/nonexistent" },
+	} {
+		c := *testFleet(t, nil).cfg
+		modify(&c)
+		if _, err := New(&c); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("New: %v, want it to name %s", err, name)
+		}
 	}
 }

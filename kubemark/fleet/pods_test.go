@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"k8s.io/client-go/rest"
 	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -43,14 +42,8 @@ func testFleetOn(t *testing.T, server string) *Fleet {
 
 func newTestFleet(t *testing.T, server string, modify func(*Config)) *Fleet {
 	t.Helper()
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	data := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: '" + server + "'}}]\n" +
-		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
-	if err := os.WriteFile(kubeconfig, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	cfg := DefaultConfig()
-	cfg.KubeconfigPath = kubeconfig
+	cfg.RESTConfig = &rest.Config{Host: server, BearerToken: "t"}
 	cfg.Nodes = 3
 	cfg.CPU = resource.MustParse("2")
 	cfg.Memory = resource.MustParse("1124Mi") // 1Gi allocatable after the 100Mi eviction threshold
