@@ -54,11 +54,21 @@ integration: build
 density: build ## the density suite: local cluster, hollow-node fleets, the density config, SLO verdicts, reports
 	$(GO) tool ginkgo --timeout=24h ./suites/density -- --nodes=$${NODES:-100} $(ARGS)
 
+# KWOK, the simulator BenchmarkFleetLight5000VsKWOK compares the light
+# fleet with, built from the Go module proxy into bin/tools (outside this
+# module: the tool's own go.mod decides its dependencies).
+KWOK_VERSION := v0.8.0
+KWOK         := $(BIN)/tools/kwok-$(KWOK_VERSION)
+$(KWOK):
+	mkdir -p $(BIN)/tools
+	cd $$(mktemp -d) && GOBIN=$(BIN)/tools GOFLAGS= $(GO) install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
+	mv $(BIN)/tools/kwok $@
+
 # make bench BENCH=FleetKubelet1000 runs one (BENCH=Fidelity: the fleet
 # against kubelet morphs); all of them take about 2 h.
 BENCH ?= .
-bench: build ## benchmarks; results in results/bench/*.json (KSCALE_BENCH_NODES=1000 for the big density run)
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -timeout 180m ./framework/tuningset/ ./framework/executor/ ./framework/provider/local/... ./framework/fidelity ./suites
+bench: build $(KWOK) ## benchmarks; results in results/bench/*.json (KSCALE_BENCH_NODES=1000 for the big density run)
+	KSCALE_KWOK=$(KWOK) $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -timeout 180m ./framework/tuningset/ ./framework/executor/ ./framework/provider/local/... ./framework/fidelity ./suites
 
 clean-results: ## removes the runs' report folders; results/bench stays
 	find results -mindepth 1 -maxdepth 1 -type d ! -name bench -exec rm -rf {} +

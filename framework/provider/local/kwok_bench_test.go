@@ -26,31 +26,18 @@ import (
 	"github.com/kscale/kscale/controlplane/freeport"
 )
 
-// kwokVersion is the KWOK release the light fleet is measured against.
-const kwokVersion = "v0.8.0"
-
-// kwokBinary builds KWOK from the Go module proxy into a cache folder of
-// this module (bin/tools), once.
-func kwokBinary(b *testing.B) string {
+// kwokBinary is the KWOK binary make bench built (bin/tools/kwok-<version>)
+// and its version, the release the light fleet is measured against.
+func kwokBinary(b *testing.B) (path, version string) {
 	b.Helper()
-	dir, err := filepath.Abs("../../../bin/tools")
-	if err != nil {
-		b.Fatal(err)
+	bin := os.Getenv("KSCALE_KWOK")
+	if bin == "" {
+		b.Fatal("$KSCALE_KWOK is not set: run this benchmark with make bench, which builds KWOK into bin/tools")
 	}
-	bin := filepath.Join(dir, "kwok-"+kwokVersion)
-	if _, err := os.Stat(bin); err == nil {
-		return bin
+	if _, err := os.Stat(bin); err != nil {
+		b.Fatalf("$KSCALE_KWOK: %v (make bench builds it)", err)
 	}
-	cmd := exec.Command("go", "install", "sigs.k8s.io/kwok/cmd/kwok@"+kwokVersion)
-	cmd.Dir = os.TempDir() // outside this module: the tool's own go.mod decides its dependencies
-	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("building kwok %s: %v\n%s", kwokVersion, err, out)
-	}
-	if err := os.Rename(filepath.Join(dir, "kwok"), bin); err != nil {
-		b.Fatal(err)
-	}
-	return bin
+	return bin, strings.TrimPrefix(filepath.Base(bin), "kwok-")
 }
 
 // BenchmarkFleetLight5000VsKWOK registers 5000 nodes with the light fleet
@@ -74,7 +61,7 @@ func kwokBinary(b *testing.B) string {
 // and heap profiles of the apiserver and the controller-manager over each
 // window are written there.
 func BenchmarkFleetLight5000VsKWOK(b *testing.B) {
-	kwok := kwokBinary(b) // built before anything is measured
+	kwok, kwokVersion := kwokBinary(b)
 	runs := map[string][]simulatorRun{}
 	kwokRuns := map[string]nodeBirth{"kwok-declaring": bornDeclaring, "kwok-kwokctl": bornAsKwokctl}
 	order := []string{"fleet-light", "kwok-declaring", "kwok-declaring", "fleet-light", "kwok-declaring", "fleet-light", "fleet-light", "kwok-declaring", "kwok-kwokctl"}
