@@ -68,7 +68,7 @@ $(KWOK):
 # against kubelet morphs); all of them take about 2 h.
 BENCH ?= .
 bench: build $(KWOK) ## benchmarks; results in results/bench/*.json (KSCALE_BENCH_NODES=1000 for the big density run)
-	KSCALE_KWOK=$(KWOK) $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -timeout 180m ./framework/tuningset/ ./framework/executor/ ./framework/provider/local/... ./framework/fidelity ./suites
+	KSCALE_KWOK=$(KWOK) $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -timeout 180m ./framework/tuningset/ ./framework/executor/ ./bench ./framework/fidelity ./suites
 
 clean-results: ## removes the runs' report folders; results/bench stays
 	find results -mindepth 1 -maxdepth 1 -type d ! -name bench -exec rm -rf {} +

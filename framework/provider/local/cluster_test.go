@@ -2,20 +2,16 @@ package local
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
+	"github.com/kscale/kscale/framework/provider/local/localtest"
 )
 
 func TestClusterComesUpWithRealComponents(t *testing.T) {
@@ -89,7 +85,7 @@ func TestComponentMetricsAndIdentities(t *testing.T) {
 		if !ok {
 			t.Fatalf("no endpoints for %s", name)
 		}
-		fams, err := scrape(httpClient, ep.Metrics)
+		fams, err := localtest.Scrape(httpClient, ep.Metrics)
 		if err != nil {
 			t.Fatalf("scraping %s at %s: %v", name, ep.Metrics, err)
 		}
@@ -117,24 +113,6 @@ func TestComponentMetricsAndIdentities(t *testing.T) {
 		}
 	}
 }
-
-func scrape(client *http.Client, url string) (map[string]*dto.MetricFamily, error) {
-	resp, err := client.Get(url)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, &httpError{status: resp.Status, body: strings.TrimSpace(string(body))}
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	return parser.TextToMetricFamilies(resp.Body)
-}
-
-type httpError struct{ status, body string }
-
-func (e *httpError) Error() string { return e.status + ": " + e.body }
 
 func TestClusterRestartAPIServerKeepsNodesReady(t *testing.T) {
 	c, nodes := sharedCluster(t)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -26,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+
+	"github.com/kscale/kscale/framework/provider/local/localtest"
 )
 
 // The fleet tests share one 200-node fleet, started on first use next to the
@@ -66,26 +67,11 @@ func (w testWriter) Write(p []byte) (int, error) {
 
 func fleetMetric(t *testing.T, f *FleetProcess, name string, labels map[string]string) float64 {
 	t.Helper()
-	v, err := readFleetMetric(f, name, labels)
+	v, err := localtest.FleetMetric(f.Endpoint, name, labels)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v
-}
-
-// readFleetMetric sums the samples of a fleet metric that carry labels.
-func readFleetMetric(f *FleetProcess, name string, labels map[string]string) (float64, error) {
-	fams, err := scrape(http.DefaultClient, f.Endpoint+"/metrics")
-	if err != nil {
-		return 0, err
-	}
-	total := 0.0
-	for _, m := range fams[name].GetMetric() {
-		if hasLabels(m, labels) {
-			total += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-		}
-	}
-	return total, nil
 }
 
 // waitFleetMetric polls a fleet metric until it equals want.
@@ -94,7 +80,7 @@ func waitFleetMetric(ctx context.Context, t *testing.T, f *FleetProcess, name st
 	var got float64
 	var err error
 	pollErr := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		got, err = readFleetMetric(f, name, labels)
+		got, err = localtest.FleetMetric(f.Endpoint, name, labels)
 		return err == nil && got == want, nil
 	})
 	if pollErr != nil {
@@ -438,7 +424,7 @@ func TestFleetRunsADeploymentOfAThousandPods(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const replicas = 1000
-	deploy := pauseDeployment("load", "fleet", replicas)
+	deploy := localtest.PauseDeployment("load", map[string]string{HollowLabel: "fleet"}, replicas)
 	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +435,7 @@ func TestFleetRunsADeploymentOfAThousandPods(t *testing.T) {
 		if err != nil {
 			return false, err
 		}
-		return podPhases(pods)[v1.PodRunning] == replicas, nil
+		return localtest.PodPhases(pods)[v1.PodRunning] == replicas, nil
 	})
 	if err != nil {
 		t.Fatalf("%v; %s", err, podSummary(pods))
@@ -501,14 +487,6 @@ func TestFleetRunsADeploymentOfAThousandPods(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pods left after scaling to 0: %v; %s", err, podSummary(pods))
 	}
-}
-
-func podPhases(list *v1.PodList) map[v1.PodPhase]int {
-	phases := map[v1.PodPhase]int{}
-	for _, p := range list.Items {
-		phases[p.Status.Phase]++
-	}
-	return phases
 }
 
 // TestFleetAdmissionAndCompletion runs a two-node fleet that admits two pods
@@ -656,7 +634,7 @@ func TestFleetRestartAdoptsNodesAndPods(t *testing.T) {
 	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=restart", nodes, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Client.AppsV1().Deployments(ns).Create(ctx, pauseDeployment("restart", "restart", replicas), metav1.CreateOptions{})
+	_, err := c.Client.AppsV1().Deployments(ns).Create(ctx, localtest.PauseDeployment("restart", map[string]string{HollowLabel: "restart"}, replicas), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -665,7 +643,7 @@ func TestFleetRestartAdoptsNodesAndPods(t *testing.T) {
 		err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 			var err error
 			pods, err = c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-			return err == nil && podPhases(pods)[v1.PodRunning] == replicas && len(pods.Items) == replicas, err
+			return err == nil && localtest.PodPhases(pods)[v1.PodRunning] == replicas && len(pods.Items) == replicas, err
 		})
 		return pods, err
 	}
@@ -730,14 +708,14 @@ func TestFleetLightProfile(t *testing.T) {
 	}
 	waitFleetMetric(ctx, t, f, "kscale_fleet_watches", nil, 2)
 	checkBornWithStatus(ctx, t, c, HollowLabel+"=light")
-	_, err := c.Client.AppsV1().Deployments(ns).Create(ctx, pauseDeployment("light", "light", replicas), metav1.CreateOptions{})
+	_, err := c.Client.AppsV1().Deployments(ns).Create(ctx, localtest.PauseDeployment("light", map[string]string{HollowLabel: "light"}, replicas), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var pods *v1.PodList
 	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		pods, err = c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		return err == nil && podPhases(pods)[v1.PodRunning] == replicas, err
+		return err == nil && localtest.PodPhases(pods)[v1.PodRunning] == replicas, err
 	})
 	if err != nil {
 		t.Fatalf("light fleet pods: %v; %s", err, podSummary(pods))

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kscale/kscale/controlplane/freeport"
+	"github.com/kscale/kscale/framework/provider/local/localtest"
 )
 
 // testNamespace creates a namespace for one test. When the test ends the
@@ -107,7 +108,7 @@ func TestDeploymentRunsOnHollowKubelets(t *testing.T) {
 	defer cancel()
 
 	const replicas = 20
-	deploy := pauseDeployment("smoke", "shared", replicas)
+	deploy := localtest.PauseDeployment("smoke", map[string]string{HollowLabel: "shared"}, replicas)
 	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestProxyMorphSyncsServices(t *testing.T) {
 	}()
 
 	services := func() (float64, error) {
-		fams, err := scrape(http.DefaultClient, metricsURL)
+		fams, err := localtest.Scrape(http.DefaultClient, metricsURL)
 		if err != nil {
 			return 0, err
 		}

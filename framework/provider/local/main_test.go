@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/kscale/kscale/controlplane"
+	"github.com/kscale/kscale/framework/provider/local/localtest"
 )
 
 // The integration tests of this package share one local cluster with three
@@ -61,18 +61,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// testOptions are cluster options for tests: free ports everywhere, no
-// fsync, and a node monitor grace period of 20 s instead of 50 s so that
-// node-failure tests wait less (heartbeats come every 10 s either way).
-func testOptions() controlplane.Options {
-	o := controlplane.DefaultOptions()
-	o.APIServerPort = 0
-	o.EtcdUnsafeNoFsync = true
-	o.StopWithCaller = true // a killed test run leaves no cluster behind
-	o.ControllerManagerArgs = []string{"--node-monitor-grace-period=20s", "--node-monitor-period=2s"}
-	return o
-}
-
 // sharedCluster returns the package's cluster with sharedNodeCount Ready
 // hollow kubelet nodes.
 func sharedCluster(t testing.TB) (*ControlPlane, *NodeGroup) {
@@ -84,7 +72,7 @@ func sharedCluster(t testing.TB) (*ControlPlane, *NodeGroup) {
 		if sharedErr != nil {
 			return
 		}
-		shared, sharedErr = Start(ctx, filepath.Join(sharedRoot, "cluster"), testOptions(), os.Stderr)
+		shared, sharedErr = Start(ctx, filepath.Join(sharedRoot, "cluster"), localtest.Options(), os.Stderr)
 		if sharedErr != nil {
 			return
 		}

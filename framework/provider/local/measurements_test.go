@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/framework/provider/local/localtest"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/measurements"
 )
@@ -213,7 +214,7 @@ func TestAPIResponsivenessAndSchedulingThroughput(t *testing.T) {
 		}
 	}
 	const pods = 2000
-	deploy := pauseDeployment("throughput", "fleet", pods)
+	deploy := localtest.PauseDeployment("throughput", map[string]string{HollowLabel: "fleet"}, pods)
 	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

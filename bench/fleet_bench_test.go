@@ -1,4 +1,4 @@
-package local
+package bench
 
 import (
 	"bufio"
@@ -20,6 +20,8 @@ import (
 	"github.com/kscale/kscale/controlplane"
 	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/framework/procstat"
+	"github.com/kscale/kscale/framework/provider/local"
+	"github.com/kscale/kscale/framework/provider/local/localtest"
 )
 
 // auditPolicy records every request of a node identity (kubelet morph or
@@ -36,13 +38,13 @@ rules:
 
 // benchCluster starts a cluster as users run it (etcd fsync on), with the
 // given extra apiserver flags.
-func benchCluster(b *testing.B, apiserverArgs ...string) *ControlPlane {
+func benchCluster(b *testing.B, apiserverArgs ...string) *local.ControlPlane {
 	b.Helper()
 	o := controlplane.DefaultOptions()
 	o.APIServerPort = 0
 	o.StopWithCaller = true
 	o.APIServerArgs = apiserverArgs
-	c, err := Start(context.Background(), filepath.Join(b.TempDir(), "cluster"), o, nil)
+	c, err := local.Start(context.Background(), filepath.Join(b.TempDir(), "cluster"), o, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func benchCluster(b *testing.B, apiserverArgs ...string) *ControlPlane {
 
 // keepLogs copies the logs of a failed benchmark's cluster out of its
 // temporary folder, which the testing package removes.
-func keepLogs(b *testing.B, c *ControlPlane) {
+func keepLogs(b *testing.B, c *local.ControlPlane) {
 	dst, err := os.MkdirTemp("", "kscale-bench-logs-")
 	if err == nil {
 		err = os.CopyFS(dst, os.DirFS(c.Dir.LogDir()))
@@ -71,7 +73,7 @@ func keepLogs(b *testing.B, c *ControlPlane) {
 
 // componentRestarts returns how often the supervisor restarted each
 // component of the cluster.
-func componentRestarts(b *testing.B, c *ControlPlane) map[string]int {
+func componentRestarts(b *testing.B, c *local.ControlPlane) map[string]int {
 	b.Helper()
 	state, err := c.Dir.ReadState()
 	if err != nil {
@@ -109,7 +111,7 @@ func usageOver(b *testing.B, pids map[string]int, window time.Duration) map[stri
 	return out
 }
 
-func controlPlanePIDs(b *testing.B, c *ControlPlane) map[string]int {
+func controlPlanePIDs(b *testing.B, c *local.ControlPlane) map[string]int {
 	b.Helper()
 	eps, err := c.Endpoints()
 	if err != nil {
@@ -216,22 +218,22 @@ func BenchmarkFleetKubelet1000(b *testing.B) {
 	ctx := context.Background()
 
 	morphStart := time.Now()
-	morph, err := c.StartNodes(ctx, morphNodes, NodeOptions{Group: "morph", NamePrefix: "morph-"})
+	morph, err := c.StartNodes(ctx, morphNodes, local.NodeOptions{Group: "morph", NamePrefix: "morph-"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer morph.Stop()
-	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=morph", morphNodes, nil); err != nil {
+	if err := local.WaitNodesReady(ctx, c.Client, local.HollowLabel+"=morph", morphNodes, nil); err != nil {
 		b.Fatal(err)
 	}
 
 	start := time.Now()
-	f, err := c.StartFleet(ctx, FleetOptions{Group: "fleet", Nodes: fleetNodes})
+	f, err := c.StartFleet(ctx, local.FleetOptions{Group: "fleet", Nodes: fleetNodes})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.Stop()
-	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=fleet", fleetNodes, nil); err != nil {
+	if err := local.WaitNodesReady(ctx, c.Client, local.HollowLabel+"=fleet", fleetNodes, nil); err != nil {
 		b.Fatal(err)
 	}
 	readySeconds := time.Since(start).Seconds()
@@ -321,7 +323,7 @@ func BenchmarkFleetKubelet1000(b *testing.B) {
 
 // waitQuiet waits until the fleet holds all its watches and its queues are
 // empty (start-up events sent).
-func waitQuiet(b *testing.B, f *FleetProcess, watches float64) {
+func waitQuiet(b *testing.B, f *local.FleetProcess, watches float64) {
 	b.Helper()
 	if err := settle(f, watches, 1, 10*time.Minute); err != nil {
 		b.Fatalf("fleet never settled: %v", err)
@@ -333,25 +335,25 @@ func waitQuiet(b *testing.B, f *FleetProcess, watches float64) {
 // are being re-established: past 5 minutes, each reconnects every 5–10
 // minutes, as a kubelet's reflectors do, so at thousands of nodes some are
 // always between two requests.
-func settle(f *FleetProcess, watches, share float64, timeout time.Duration) error {
+func settle(f *local.FleetProcess, watches, share float64, timeout time.Duration) error {
 	return wait.PollUntilContextTimeout(context.Background(), time.Second, timeout, true, func(context.Context) (bool, error) {
-		w, err1 := readFleetMetric(f, "kscale_fleet_watches", nil)
-		q, err2 := readFleetMetric(f, "kscale_fleet_queue_length", map[string]string{"priority": "events"})
+		w, err1 := localtest.FleetMetric(f.Endpoint, "kscale_fleet_watches", nil)
+		q, err2 := localtest.FleetMetric(f.Endpoint, "kscale_fleet_queue_length", map[string]string{"priority": "events"})
 		return err1 == nil && err2 == nil && w >= share*watches && q == 0, nil
 	})
 }
 
 // waitWatches waits until the fleet holds at least want watches.
-func waitWatches(f *FleetProcess, want float64, timeout time.Duration) error {
+func waitWatches(f *local.FleetProcess, want float64, timeout time.Duration) error {
 	return wait.PollUntilContextTimeout(context.Background(), time.Second, timeout, true, func(context.Context) (bool, error) {
-		w, err := readFleetMetric(f, "kscale_fleet_watches", nil)
+		w, err := localtest.FleetMetric(f.Endpoint, "kscale_fleet_watches", nil)
 		return err == nil && w >= want, nil
 	})
 }
 
-func fleetMetricB(b *testing.B, f *FleetProcess, name string, labels map[string]string) float64 {
+func fleetMetricB(b *testing.B, f *local.FleetProcess, name string, labels map[string]string) float64 {
 	b.Helper()
-	v, err := readFleetMetric(f, name, labels)
+	v, err := localtest.FleetMetric(f.Endpoint, name, labels)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -360,7 +362,7 @@ func fleetMetricB(b *testing.B, f *FleetProcess, name string, labels map[string]
 
 // runAndDelete runs replicas pause pods on the hollow nodes of group to
 // Running, then deletes them and waits until they are gone.
-func runAndDelete(b *testing.B, c *ControlPlane, group string, replicas int) {
+func runAndDelete(b *testing.B, c *local.ControlPlane, group string, replicas int) {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -370,13 +372,13 @@ func runAndDelete(b *testing.B, c *ControlPlane, group string, replicas int) {
 	}
 	defer c.Client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
 	name := "bench-" + group
-	_, err = c.Client.AppsV1().Deployments(ns.Name).Create(ctx, pauseDeployment(name, group, int32(replicas)), metav1.CreateOptions{})
+	_, err = c.Client.AppsV1().Deployments(ns.Name).Create(ctx, localtest.PauseDeployment(name, map[string]string{local.HollowLabel: group}, int32(replicas)), metav1.CreateOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	err = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
 		pods, err := c.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		return err == nil && podPhases(pods)[v1.PodRunning] == replicas, nil
+		return err == nil && localtest.PodPhases(pods)[v1.PodRunning] == replicas, nil
 	})
 	if err != nil {
 		b.Fatalf("%s pods not Running: %v", group, err)
@@ -405,7 +407,7 @@ func BenchmarkFleetKubelet5000(b *testing.B) {
 	c := benchCluster(b)
 	ctx := context.Background()
 	start := time.Now()
-	f, err := c.StartFleet(ctx, FleetOptions{Group: "fleet", Nodes: nodes})
+	f, err := c.StartFleet(ctx, local.FleetOptions{Group: "fleet", Nodes: nodes})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -416,10 +418,10 @@ func BenchmarkFleetKubelet5000(b *testing.B) {
 	// nodes it did take are still worth recording: that is the finding.
 	readyCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	seenReady, err := TrackNodesReady(readyCtx, c.Client, HollowLabel+"=fleet", nodes, nil)
+	seenReady, err := local.TrackNodesReady(readyCtx, c.Client, local.HollowLabel+"=fleet", nodes, nil)
 	allReady := err == nil
 	readySeconds := time.Since(start).Seconds()
-	readyNodes := countReady(ctx, b, c, HollowLabel+"=fleet")
+	readyNodes := countReady(ctx, b, c, local.HollowLabel+"=fleet")
 	// Watches open before the start-up events are all sent (those go last):
 	// the two times are taken one after the other.
 	watchesSeconds, settledSeconds := -1.0, -1.0
@@ -431,7 +433,7 @@ func BenchmarkFleetKubelet5000(b *testing.B) {
 	}
 	timeline := startup()
 
-	transitions := countNotReady(ctx, b, c, HollowLabel+"=fleet")
+	transitions := countNotReady(ctx, b, c, local.HollowLabel+"=fleet")
 	errorsBefore := fleetMetricB(b, f, "kscale_fleet_lease_renewals_total", map[string]string{"result": "error"})
 	pids := controlPlanePIDs(b, c)
 	pids["fleet"] = f.PID
@@ -447,7 +449,7 @@ func BenchmarkFleetKubelet5000(b *testing.B) {
 				return
 			case <-time.After(10 * time.Second):
 			}
-			if v, err := readFleetMetric(f, "kscale_fleet_lease_age_max_seconds", nil); err == nil {
+			if v, err := localtest.FleetMetric(f.Endpoint, "kscale_fleet_lease_age_max_seconds", nil); err == nil {
 				maxLeaseAge = max(maxLeaseAge, v)
 			}
 		}
@@ -471,7 +473,7 @@ func BenchmarkFleetKubelet5000(b *testing.B) {
 		"readySeconds":              readySeconds,
 		"readyAsSeenByTheBench":     thin(seenReady, 5),
 		"startupTimeline":           timeline,
-		"readyNodesAtEnd":           countReady(ctx, b, c, HollowLabel+"=fleet"),
+		"readyNodesAtEnd":           countReady(ctx, b, c, local.HollowLabel+"=fleet"),
 		"watches99PercentOpenAfter": watchesSeconds,
 		"startupEventsSentAfter":    settledSeconds,
 		"steadySeconds":             steady.Seconds(),
@@ -516,7 +518,7 @@ type startupSample struct {
 // before). Where a start-up is slow, this says whether
 // registration, the control plane or the benchmark's own view of the nodes
 // lagged. A component restarted in between has no CPU figure for that step.
-func sampleStartup(c *ControlPlane, f *FleetProcess, start time.Time, every time.Duration) func() []startupSample {
+func sampleStartup(c *local.ControlPlane, f *local.FleetProcess, start time.Time, every time.Duration) func() []startupSample {
 	read := func() map[string]procstat.Sample {
 		pids := map[string]int{"fleet": f.PID}
 		if eps, err := c.Endpoints(); err == nil {
@@ -533,7 +535,7 @@ func sampleStartup(c *ControlPlane, f *FleetProcess, start time.Time, every time
 		return out
 	}
 	metric := func(name string) float64 {
-		v, _ := readFleetMetric(f, name, nil) // a missed scrape reads 0; the next one catches up
+		v, _ := localtest.FleetMetric(f.Endpoint, name, nil) // a missed scrape reads 0; the next one catches up
 		return v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -575,7 +577,7 @@ func sampleStartup(c *ControlPlane, f *FleetProcess, start time.Time, every time
 }
 
 // countReady lists the nodes matching selector and counts the Ready ones.
-func countReady(ctx context.Context, b *testing.B, c *ControlPlane, selector string) int {
+func countReady(ctx context.Context, b *testing.B, c *local.ControlPlane, selector string) int {
 	b.Helper()
 	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
@@ -583,7 +585,7 @@ func countReady(ctx context.Context, b *testing.B, c *ControlPlane, selector str
 	}
 	ready := 0
 	for i := range nodes.Items {
-		if NodeReady(&nodes.Items[i]) {
+		if local.NodeReady(&nodes.Items[i]) {
 			ready++
 		}
 	}
@@ -592,7 +594,7 @@ func countReady(ctx context.Context, b *testing.B, c *ControlPlane, selector str
 
 // countCSINodes counts the cluster's CSINodes: one per node a kubelet (or a
 // fleet node in the kubelet profile) started.
-func countCSINodes(ctx context.Context, b *testing.B, c *ControlPlane) int {
+func countCSINodes(ctx context.Context, b *testing.B, c *local.ControlPlane) int {
 	b.Helper()
 	list, err := c.Client.StorageV1().CSINodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -603,7 +605,7 @@ func countCSINodes(ctx context.Context, b *testing.B, c *ControlPlane) int {
 
 // countNotReady counts, from now on, every time a node matching selector
 // turns from Ready to not Ready. The returned function reads the count.
-func countNotReady(ctx context.Context, b *testing.B, c *ControlPlane, selector string) func() float64 {
+func countNotReady(ctx context.Context, b *testing.B, c *local.ControlPlane, selector string) func() float64 {
 	b.Helper()
 	var mu sync.Mutex
 	ready := map[string]bool{}
@@ -617,7 +619,7 @@ func countNotReady(ctx context.Context, b *testing.B, c *ControlPlane, selector 
 		b.Fatal(err)
 	}
 	for i := range nodes.Items {
-		ready[nodes.Items[i].Name] = NodeReady(&nodes.Items[i])
+		ready[nodes.Items[i].Name] = local.NodeReady(&nodes.Items[i])
 	}
 	go func() {
 		for ev := range w.ResultChan() {
@@ -626,7 +628,7 @@ func countNotReady(ctx context.Context, b *testing.B, c *ControlPlane, selector 
 				continue
 			}
 			mu.Lock()
-			now := NodeReady(n)
+			now := local.NodeReady(n)
 			if ready[n.Name] && !now {
 				count++
 			}
@@ -654,12 +656,12 @@ func BenchmarkFleetPods1000x30(b *testing.B) {
 	)
 	c := benchCluster(b)
 	ctx := context.Background()
-	f, err := c.StartFleet(ctx, FleetOptions{Group: "fleet", Nodes: nodes})
+	f, err := c.StartFleet(ctx, local.FleetOptions{Group: "fleet", Nodes: nodes})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.Stop()
-	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=fleet", nodes, nil); err != nil {
+	if err := local.WaitNodesReady(ctx, c.Client, local.HollowLabel+"=fleet", nodes, nil); err != nil {
 		b.Fatal(err)
 	}
 	waitQuiet(b, f, 6*nodes)
@@ -673,7 +675,7 @@ func BenchmarkFleetPods1000x30(b *testing.B) {
 	}
 	start := time.Now()
 	for i := range deployments {
-		_, err := c.Client.AppsV1().Deployments(ns.Name).Create(ctx, pauseDeployment(fmt.Sprintf("density-%d", i), "fleet", perDeploy), metav1.CreateOptions{})
+		_, err := c.Client.AppsV1().Deployments(ns.Name).Create(ctx, localtest.PauseDeployment(fmt.Sprintf("density-%d", i), map[string]string{local.HollowLabel: "fleet"}, perDeploy), metav1.CreateOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package local
+package bench
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	"k8s.io/client-go/rest"
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
 	"github.com/kscale/kscale/framework/benchjson"
 	"github.com/kscale/kscale/framework/procstat"
+	"github.com/kscale/kscale/framework/provider/local"
+	"github.com/kscale/kscale/framework/provider/local/localtest"
 )
 
 func writeBench(b *testing.B, name string, v any) {
@@ -47,7 +48,7 @@ func BenchmarkClusterUp(b *testing.B) {
 	ctx := context.Background()
 	measure := func(dir string) float64 {
 		start := time.Now()
-		c, err := Start(ctx, dir, testOptions(), nil)
+		c, err := local.Start(ctx, dir, localtest.Options(), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -87,7 +88,7 @@ func BenchmarkIdleKubeletMorph(b *testing.B) {
 		window    = 60 * time.Second
 	)
 	ctx := context.Background()
-	c, err := Start(ctx, filepath.Join(b.TempDir(), "cluster"), testOptions(), nil)
+	c, err := local.Start(ctx, filepath.Join(b.TempDir(), "cluster"), localtest.Options(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -99,12 +100,12 @@ func BenchmarkIdleKubeletMorph(b *testing.B) {
 	watchesBefore := sumMetric(b, httpClient, apiMetrics, "apiserver_longrunning_requests", map[string]string{"verb": "WATCH"})
 
 	startNodes := time.Now()
-	nodes, err := c.StartNodes(ctx, nodeCount, NodeOptions{Group: "bench"})
+	nodes, err := c.StartNodes(ctx, nodeCount, local.NodeOptions{Group: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer nodes.Stop()
-	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=bench", nodeCount, nil); err != nil {
+	if err := local.WaitNodesReady(ctx, c.Client, local.HollowLabel+"=bench", nodeCount, nil); err != nil {
 		b.Fatal(err)
 	}
 	readyAfter := time.Since(startNodes).Seconds()
@@ -185,14 +186,14 @@ func scale(xs []float64, f float64) []float64 {
 
 // apiserverMetrics returns a client that may read the apiserver's /metrics,
 // and its address.
-func apiserverMetrics(b *testing.B, c *ControlPlane) (*http.Client, string) {
+func apiserverMetrics(b *testing.B, c *local.ControlPlane) (*http.Client, string) {
 	b.Helper()
 	return adminHTTPClient(b, c), c.State.Component(clusterdir.APIServer).MetricsURL
 }
 
 // adminHTTPClient returns a client with the cluster's admin credentials: it
 // may read every component's /metrics and /debug/pprof.
-func adminHTTPClient(b *testing.B, c *ControlPlane) *http.Client {
+func adminHTTPClient(b *testing.B, c *local.ControlPlane) *http.Client {
 	b.Helper()
 	client, err := rest.HTTPClientFor(c.Config)
 	if err != nil {
@@ -205,13 +206,13 @@ func adminHTTPClient(b *testing.B, c *ControlPlane) *http.Client {
 // include the given ones.
 func sumMetric(b *testing.B, client *http.Client, url, name string, labels map[string]string) float64 {
 	b.Helper()
-	fams, err := scrape(client, url)
+	fams, err := localtest.Scrape(client, url)
 	if err != nil {
 		b.Fatal(err)
 	}
 	total := 0.0
 	for _, m := range fams[name].GetMetric() {
-		if !hasLabels(m, labels) {
+		if !localtest.HasLabels(m, labels) {
 			continue
 		}
 		switch {
@@ -222,14 +223,4 @@ func sumMetric(b *testing.B, client *http.Client, url, name string, labels map[s
 		}
 	}
 	return total
-}
-
-func hasLabels(m *dto.Metric, want map[string]string) bool {
-	found := 0
-	for _, l := range m.GetLabel() {
-		if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
-			found++
-		}
-	}
-	return found == len(want)
 }

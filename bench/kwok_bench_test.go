@@ -1,4 +1,4 @@
-package local
+package bench
 
 import (
 	"context"
@@ -24,6 +24,8 @@ import (
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
 	"github.com/kscale/kscale/controlplane/freeport"
+	"github.com/kscale/kscale/framework/provider/local"
+	"github.com/kscale/kscale/framework/provider/local/localtest"
 )
 
 // kwokBinary is the KWOK binary make bench built (bin/tools/kwok-<version>)
@@ -164,14 +166,14 @@ func measureLightFleet(b *testing.B, run int) simulatorRun {
 	c := benchCluster(b)
 	ctx := context.Background()
 	start := time.Now()
-	f, err := c.StartFleet(ctx, FleetOptions{Group: "light", Nodes: simulatedNodes, Profile: "light"})
+	f, err := c.StartFleet(ctx, local.FleetOptions{Group: "light", Nodes: simulatedNodes, Profile: "light"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := WaitNodesReady(ctx, c.Client, HollowLabel+"=light", simulatedNodes, nil); err != nil {
+	if err := local.WaitNodesReady(ctx, c.Client, local.HollowLabel+"=light", simulatedNodes, nil); err != nil {
 		b.Fatal(err)
 	}
-	r := measureSimulator(ctx, b, c, HollowLabel+"=light", "light-", f.PID, start, fmt.Sprintf("%d-fleet-light", run))
+	r := measureSimulator(ctx, b, c, local.HollowLabel+"=light", "light-", f.PID, start, fmt.Sprintf("%d-fleet-light", run))
 	if err := f.Stop(); err != nil {
 		b.Fatal(err)
 	}
@@ -217,7 +219,7 @@ func measureKWOK(b *testing.B, kwok string, run int, birth nodeBirth) simulatorR
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	createNodes(b, c, simulatedNodes, birth)
-	if err := WaitNodesReady(ctx, c.Client, "kscale.io/kwok=true", simulatedNodes, nil); err != nil {
+	if err := local.WaitNodesReady(ctx, c.Client, "kscale.io/kwok=true", simulatedNodes, nil); err != nil {
 		b.Fatalf("%v (log %s)", err, logFile.Name())
 	}
 	if birth == bornDeclaring {
@@ -237,7 +239,7 @@ func measureKWOK(b *testing.B, kwok string, run int, birth nodeBirth) simulatorR
 
 // measureSimulator takes the figures of a simulator whose nodes are all
 // Ready, once the controller-manager is done with them.
-func measureSimulator(ctx context.Context, b *testing.B, c *ControlPlane, selector, leasePrefix string, pid int, start time.Time, label string) simulatorRun {
+func measureSimulator(ctx context.Context, b *testing.B, c *local.ControlPlane, selector, leasePrefix string, pid int, start time.Time, label string) simulatorRun {
 	ready := time.Since(start).Seconds()
 	waitPodCIDRs(ctx, b, c, selector, simulatedNodes)
 	waitNodeWritesQuiet(b, c)
@@ -269,7 +271,7 @@ func measureSimulator(ctx context.Context, b *testing.B, c *ControlPlane, select
 // holds, exactly — a sampled heap profile is too coarse to compare two
 // simulators' ~10 MB apart. The collection is forced after the window, so it
 // does not count in the CPU figures.
-func addHeapFigures(b *testing.B, c *ControlPlane, usage map[string]map[string]float64) {
+func addHeapFigures(b *testing.B, c *local.ControlPlane, usage map[string]map[string]float64) {
 	b.Helper()
 	client := adminHTTPClient(b, c)
 	eps, err := c.Endpoints()
@@ -280,7 +282,7 @@ func addHeapFigures(b *testing.B, c *ControlPlane, usage map[string]map[string]f
 		if usage[name] == nil {
 			continue
 		}
-		fams, err := scrape(client, ep.Metrics)
+		fams, err := localtest.Scrape(client, ep.Metrics)
 		if err != nil {
 			b.Logf("reading the heap of %s: %v", name, err)
 			continue
@@ -296,7 +298,7 @@ func addHeapFigures(b *testing.B, c *ControlPlane, usage map[string]map[string]f
 			b.Logf("collecting the garbage of %s: %v", name, err)
 			continue
 		}
-		if fams, err = scrape(client, ep.Metrics); err != nil {
+		if fams, err = localtest.Scrape(client, ep.Metrics); err != nil {
 			b.Logf("reading the live heap of %s: %v", name, err)
 			continue
 		}
@@ -311,7 +313,7 @@ func addHeapFigures(b *testing.B, c *ControlPlane, usage map[string]map[string]f
 // window into <folder>/<label>-<component>.pprof and, at its end, a heap
 // profile of each into <label>-<component>.heap.pprof; the returned
 // function waits for all of them.
-func profileComponents(b *testing.B, c *ControlPlane, window time.Duration, label string) func() {
+func profileComponents(b *testing.B, c *local.ControlPlane, window time.Duration, label string) func() {
 	dir := os.Getenv("KSCALE_BENCH_PROFILES")
 	if dir == "" {
 		return func() {}
@@ -355,7 +357,7 @@ func fetchProfile(client *http.Client, url, file string) error {
 // podCIDR. Its node IPAM patches nodes at its own pace, behind registration:
 // a simulator that registers faster would otherwise have that backlog land in
 // its measuring window.
-func waitPodCIDRs(ctx context.Context, b *testing.B, c *ControlPlane, selector string, want int) {
+func waitPodCIDRs(ctx context.Context, b *testing.B, c *local.ControlPlane, selector string, want int) {
 	b.Helper()
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"})
@@ -379,7 +381,7 @@ func waitPodCIDRs(ctx context.Context, b *testing.B, c *ControlPlane, selector s
 // Node for 10 s: behind node IPAM the node lifecycle controller patches each
 // new node once, at its own pace (~45/s here), and that too must not fall
 // into one simulator's window and not the other's.
-func waitNodeWritesQuiet(b *testing.B, c *ControlPlane) {
+func waitNodeWritesQuiet(b *testing.B, c *local.ControlPlane) {
 	b.Helper()
 	client, url := apiserverMetrics(b, c)
 	last, quietSince := -1.0, time.Now()
@@ -475,7 +477,7 @@ func setKwokctlStatus(node *v1.Node) {
 
 // createNodes creates Node objects for KWOK to take over, 32 at a time,
 // born as birth says.
-func createNodes(b *testing.B, c *ControlPlane, n int, birth nodeBirth) {
+func createNodes(b *testing.B, c *local.ControlPlane, n int, birth nodeBirth) {
 	b.Helper()
 	cfg := rest.CopyConfig(c.Config)
 	cfg.QPS, cfg.Burst = 1000, 1000 // the default 5 QPS would take 17 minutes
@@ -523,7 +525,7 @@ func createNodes(b *testing.B, c *ControlPlane, n int, birth nodeBirth) {
 // apiserver completed per second in the window, by "VERB resource[/sub]"
 // (rates under 0.5/s left out): where two simulators cost the control plane
 // differently, these say which calls differ.
-func usageAndCallsOver(b *testing.B, c *ControlPlane, pids map[string]int, window time.Duration) (map[string]map[string]float64, map[string]float64) {
+func usageAndCallsOver(b *testing.B, c *local.ControlPlane, pids map[string]int, window time.Duration) (map[string]map[string]float64, map[string]float64) {
 	b.Helper()
 	client, url := apiserverMetrics(b, c)
 	before := apiserverRequests(b, client, url)
@@ -541,7 +543,7 @@ func usageAndCallsOver(b *testing.B, c *ControlPlane, pids map[string]int, windo
 // and resource.
 func apiserverRequests(b *testing.B, client *http.Client, url string) map[string]float64 {
 	b.Helper()
-	fams, err := scrape(client, url)
+	fams, err := localtest.Scrape(client, url)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -562,7 +564,7 @@ func apiserverRequests(b *testing.B, client *http.Client, url string) map[string
 
 // leaseAgeMax returns the age of the oldest renewal among the node Leases
 // whose names start with prefix.
-func leaseAgeMax(ctx context.Context, b *testing.B, c *ControlPlane, prefix string) float64 {
+func leaseAgeMax(ctx context.Context, b *testing.B, c *local.ControlPlane, prefix string) float64 {
 	b.Helper()
 	leases, err := c.Client.CoordinationV1().Leases("kube-node-lease").List(ctx, metav1.ListOptions{})
 	if err != nil {

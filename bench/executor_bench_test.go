@@ -1,4 +1,4 @@
-package local
+package bench
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/kscale/kscale/controlplane"
 	"github.com/kscale/kscale/framework/config"
 	"github.com/kscale/kscale/framework/executor"
+	"github.com/kscale/kscale/framework/provider/local"
 )
 
 // BenchmarkExecutorCreates measures how many objects per second the
@@ -32,7 +33,7 @@ func BenchmarkExecutorCreatesNoFsync(b *testing.B) {
 	o.StopWithCaller = true
 	o.EtcdUnsafeNoFsync = true
 	o.APIServerArgs = []string{"--max-requests-inflight=1000", "--max-mutating-requests-inflight=1000"}
-	c, err := Start(context.Background(), filepath.Join(b.TempDir(), "cluster"), o, nil)
+	c, err := local.Start(context.Background(), filepath.Join(b.TempDir(), "cluster"), o, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func BenchmarkExecutorCreatesNoFsync(b *testing.B) {
 }
 
 // measureCreates runs the throughput config once per connection count.
-func measureCreates(b *testing.B, c *ControlPlane, connections ...int) map[string]any {
+func measureCreates(b *testing.B, c *local.ControlPlane, connections ...int) map[string]any {
 	const objects = 20000
 	compiled, err := config.Compile(filepath.Join("testdata", "throughput", "config.yaml"), config.Options{Environ: []string{}})
 	if err != nil {
