@@ -29,15 +29,15 @@ import (
 	"github.com/kscale/kscale/framework/binaries"
 	"github.com/kscale/kscale/framework/provider"
 	"github.com/kscale/kscale/framework/provider/local"
+	"github.com/kscale/kscale/framework/provider/local/localtest"
 )
 
-// clusterOptions are local-cluster options for tests: free ports, no fsync,
-// and the cluster stops if the test process dies.
+// clusterOptions are the local tests' cluster options with the default
+// node monitor grace period: hollow-node pods heartbeat through a root
+// cluster on the same machine.
 func clusterOptions() controlplane.Options {
-	o := controlplane.DefaultOptions()
-	o.APIServerPort = 0
-	o.EtcdUnsafeNoFsync = true
-	o.StopWithCaller = true
+	o := localtest.Options()
+	o.ControllerManagerArgs = nil
 	return o
 }
 
