@@ -43,15 +43,15 @@ func (m *Manager) notePolicy(key [2]string, params map[string]any) error {
 	return nil
 }
 
-// Skip records a call of a method kscale lacks, which the user chose to
-// skip (--skip-unsupported-measurements), as not measured with reason: one
-// summary per identifier, however many calls name it.
+// RecordUnsupported records a call of a method kscale lacks, which the user
+// chose to run without (--skip-unsupported-measurements), as not measured
+// with reason: one summary per identifier, however many calls name it.
 //
 // kscale cannot tell whether a method it lacks would have judged an SLO,
 // so the summary counts as an SLO left unmeasured: the run is inconclusive
 // unless its entry sets failIfNotMeasured: false or the run allows
 // unmeasured SLOs. A gate does not pass on measurements that never ran.
-func (m *Manager) Skip(method, identifier string, params map[string]any, reason string) error {
+func (m *Manager) RecordUnsupported(method, identifier string, params map[string]any, reason string) error {
 	key := [2]string{method, identifier}
 	if err := m.notePolicy(key, params); err != nil {
 		return err

@@ -231,11 +231,11 @@ func TestManagerMarksSummaries(t *testing.T) {
 func TestManagerSkip(t *testing.T) {
 	m := NewManager(nil)
 	for _, call := range []map[string]any{{"action": "start"}, {"action": "gather"}} {
-		if err := m.Skip("DnsLookupLatency", "dns", call, "unsupported"); err != nil {
+		if err := m.RecordUnsupported("DnsLookupLatency", "dns", call, "unsupported"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := m.Skip("NetworkProgrammingLatency", "npl", map[string]any{"action": "gather", FailIfNotMeasuredParam: false}, "unsupported"); err != nil {
+	if err := m.RecordUnsupported("NetworkProgrammingLatency", "npl", map[string]any{"action": "gather", FailIfNotMeasuredParam: false}, "unsupported"); err != nil {
 		t.Fatal(err)
 	}
 	got := m.Summaries()
@@ -248,7 +248,7 @@ func TestManagerSkip(t *testing.T) {
 	if s := got[1]; !s.Optional || s.UnmeasuredSLO() {
 		t.Errorf("skipped method its entry accepts: %+v", s)
 	}
-	if err := m.Skip("X", "x", map[string]any{FailIfNotMeasuredParam: 3}, "unsupported"); err == nil {
+	if err := m.RecordUnsupported("X", "x", map[string]any{FailIfNotMeasuredParam: 3}, "unsupported"); err == nil {
 		t.Error("no error for failIfNotMeasured: 3")
 	}
 }

@@ -349,7 +349,7 @@ func (m *measurementRunner) Run(ctx context.Context, call executor.MeasurementCa
 	var nm *measurements.NotMeasuredError
 	if m.unsupported[call.Method] {
 		nm = &measurements.NotMeasuredError{Reason: "method " + call.Method + " is not supported by kscale (skipped by --skip-unsupported-measurements)"}
-		if err := m.manager.Skip(call.Method, call.Identifier, call.Params, nm.Reason); err != nil {
+		if err := m.manager.RecordUnsupported(call.Method, call.Identifier, call.Params, nm.Reason); err != nil {
 			return err
 		}
 	} else if err := m.manager.Execute(ctx, call.Method, call.Identifier, call.Params); !errors.As(err, &nm) {
