@@ -20,6 +20,8 @@ func componentArgs(dir clusterdir.Dir, o *Options, component string) ([]string, 
 		return append(controllerManagerArgs(dir, o), o.ControllerManagerArgs...), nil
 	case clusterdir.Scheduler:
 		return append(schedulerArgs(dir, o), o.SchedulerArgs...), nil
+	case clusterdir.Prometheus:
+		return prometheusArgs(dir, o), nil
 	}
 	return nil, fmt.Errorf("unknown component %q", component)
 }
@@ -136,6 +138,9 @@ func endpoints(o *Options, component string) (health, metrics string) {
 	case clusterdir.Scheduler:
 		base := fmt.Sprintf("https://127.0.0.1:%d", o.SchedulerPort)
 		return base + "/healthz", base + "/metrics"
+	case clusterdir.Prometheus:
+		base := PrometheusURL(o)
+		return base + "/-/ready", base + "/metrics"
 	}
 	return "", ""
 }

@@ -18,8 +18,9 @@ func TestComponentArgsGolden(t *testing.T) {
 	o := DefaultOptions()
 	o.EtcdPort, o.EtcdPeerPort, o.ControllerManagerPort, o.SchedulerPort = 2379, 2380, 10257, 10259
 	o.SchedulerArgs = []string{"--v=2"}
+	o.Prometheus, o.PrometheusPort = true, 9090
 	dir := clusterdir.Dir("/cluster")
-	for _, name := range clusterdir.Components {
+	for _, name := range o.components() {
 		t.Run(name, func(t *testing.T) {
 			args, err := componentArgs(dir, &o, name)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -46,7 +47,11 @@ func Down(ctx context.Context, dirPath string) error {
 	}
 	// The supervisor gives each group of components stopGrace; wait a
 	// little longer than all of that.
-	deadline := time.Now().Add(time.Duration(len(startGroups()))*stopGrace + 30*time.Second)
+	names := make([]string, len(state.Components))
+	for i, c := range state.Components {
+		names[i] = c.Name
+	}
+	deadline := time.Now().Add(time.Duration(len(startGroups(names)))*stopGrace + 30*time.Second)
 	for {
 		running, err := dir.Running()
 		if err != nil {
@@ -150,12 +155,9 @@ func Restart(ctx context.Context, dirPath, component string) (*clusterdir.State,
 	if err != nil {
 		return nil, &InputError{Msg: err.Error()}
 	}
-	known := false
-	for _, c := range clusterdir.Components {
-		known = known || c == component
-	}
-	if !known {
-		return nil, inputErrorf("unknown component %q: allowed values are %v", component, clusterdir.Components)
+	allowed := append(append([]string(nil), clusterdir.Components...), clusterdir.Prometheus)
+	if !slices.Contains(allowed, component) {
+		return nil, inputErrorf("unknown component %q: allowed values are %v", component, allowed)
 	}
 	running, err := dir.Running()
 	if err != nil {
@@ -169,6 +171,9 @@ func Restart(ctx context.Context, dirPath, component string) (*clusterdir.State,
 		return nil, err
 	}
 	old := state.Component(component)
+	if old == nil {
+		return nil, inputErrorf("this cluster runs no %s (cluster up --prometheus starts one)", component)
+	}
 	if old.PID == 0 {
 		return nil, fmt.Errorf("%s is not running", component)
 	}

@@ -53,6 +53,16 @@ type Options struct {
 	ControllerManagerArgs []string `json:"controllerManagerArgs,omitempty"`
 	SchedulerArgs         []string `json:"schedulerArgs,omitempty"`
 
+	// Prometheus runs a Prometheus server beside the components: the
+	// `prometheus` program found on PATH (PrometheusBinary), listening on
+	// 127.0.0.1:PrometheusPort (zero picks a free port), scraping etcd,
+	// the apiserver, the controller-manager, the scheduler and the fleets
+	// listed in clusterdir.Dir.PrometheusTargets every 5 s, as
+	// clusterloader2's Prometheus scrapes the control plane.
+	Prometheus       bool   `json:"prometheus,omitempty"`
+	PrometheusPort   int    `json:"prometheusPort,omitempty"`
+	PrometheusBinary string `json:"prometheusBinary,omitempty"`
+
 	// ReadyTimeout bounds how long `up` waits for the cluster to be ready.
 	ReadyTimeout time.Duration `json:"readyTimeout"`
 
@@ -104,6 +114,10 @@ func (o *Options) Validate() error {
 		{"--etcd-peer-port", o.EtcdPeerPort},
 		{"--controller-manager-port", o.ControllerManagerPort},
 		{"--scheduler-port", o.SchedulerPort},
+		{"--prometheus-port", o.PrometheusPort},
+	}
+	if o.PrometheusPort != 0 && !o.Prometheus {
+		return inputErrorf("--prometheus-port=%d: only with --prometheus", o.PrometheusPort)
 	}
 	seen := map[int]string{}
 	for _, p := range ports {
@@ -155,6 +169,14 @@ func (o *Options) Validate() error {
 	return nil
 }
 
+// components are the components the cluster runs, in start order.
+func (o *Options) components() []string {
+	if o.Prometheus {
+		return append(append([]string(nil), clusterdir.Components...), clusterdir.Prometheus)
+	}
+	return clusterdir.Components
+}
+
 // claimPorts checks that every fixed port is free and picks free ports for
 // the zero ones. A busy fixed port is an InputError naming its flag.
 func (o *Options) claimPorts() error {
@@ -167,6 +189,12 @@ func (o *Options) claimPorts() error {
 		{"--etcd-peer-port", &o.EtcdPeerPort},
 		{"--controller-manager-port", &o.ControllerManagerPort},
 		{"--scheduler-port", &o.SchedulerPort},
+	}
+	if o.Prometheus {
+		ports = append(ports, struct {
+			flag string
+			p    *int
+		}{"--prometheus-port", &o.PrometheusPort})
 	}
 	// Hold every picked port until all are picked, so two zero ports never
 	// get the same number.

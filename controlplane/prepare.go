@@ -35,7 +35,7 @@ func prepare(dir clusterdir.Dir, o *Options) error {
 			return fmt.Errorf("creating %s: %w", d, err)
 		}
 	}
-	for _, c := range clusterdir.Components {
+	for _, c := range o.components() {
 		if err := os.MkdirAll(dir.ComponentDir(c), 0o700); err != nil {
 			return fmt.Errorf("creating %s: %w", dir.ComponentDir(c), err)
 		}
@@ -84,6 +84,18 @@ func prepare(dir clusterdir.Dir, o *Options) error {
 	for _, id := range clientIdentities {
 		if err := clusterdir.MintKubeconfigWith(ca, server, dir.Kubeconfig(id.kubeconfig), id.user, id.groups...); err != nil {
 			return fmt.Errorf("writing kubeconfig %s: %w", id.kubeconfig, err)
+		}
+	}
+	if o.Prometheus {
+		mint := func(user string, groups ...string) error {
+			kp, err := ca.ClientCert(user, groups...)
+			if err != nil {
+				return err
+			}
+			return writeKeyPair(dir, clusterdir.Prometheus, kp)
+		}
+		if err := preparePrometheus(dir, o, mint); err != nil {
+			return fmt.Errorf("preparing Prometheus: %w", err)
 		}
 	}
 	return writeSchedulerConfig(dir, o)

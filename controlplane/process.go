@@ -22,17 +22,17 @@ type process struct {
 	err    error
 }
 
-// startComponent launches `<binary> cluster component <name> <args>` with
+// startComponent launches argv, the command line of component name, with
 // output appended to the component's log file.
-func startComponent(binary string, dir clusterdir.Dir, name string, args []string) (*process, error) {
+func startComponent(dir clusterdir.Dir, name string, argv []string) (*process, error) {
 	logFile, err := os.OpenFile(dir.LogFile(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening log of %s: %w", name, err)
 	}
 	defer logFile.Close() // the child holds its own descriptor
-	fmt.Fprintf(logFile, "\n==== %s starting %s: %s\n", time.Now().Format(time.RFC3339), name, strings.Join(args, " "))
+	fmt.Fprintf(logFile, "\n==== %s starting %s: %s\n", time.Now().Format(time.RFC3339), name, strings.Join(argv, " "))
 
-	cmd := exec.Command(binary, append([]string{"cluster", "component", name, "--"}, args...)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir.ComponentDir(name)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile

@@ -81,7 +81,7 @@ func Supervise(ctx context.Context, dirPath, binary string) error {
 			APIServerURL:  apiServerURL(opts),
 		},
 	}
-	for _, name := range clusterdir.Components {
+	for _, name := range opts.components() {
 		healthURL, metricsURL := endpoints(opts, name)
 		s.state.Components = append(s.state.Components, clusterdir.Component{
 			Name: name, HealthURL: healthURL, MetricsURL: metricsURL, LogFile: dir.LogFile(name),
@@ -122,7 +122,7 @@ func Supervise(ctx context.Context, dirPath, binary string) error {
 func (s *supervisor) start(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ReadyTimeout)
 	defer cancel()
-	for _, group := range startGroups() {
+	for _, group := range startGroups(s.opts.components()) {
 		for _, name := range group {
 			if err := s.launch(name); err != nil {
 				return err
@@ -174,7 +174,13 @@ func (s *supervisor) launch(name string) error {
 	if err != nil {
 		return err
 	}
-	p, err := startComponent(s.binary, s.dir, name, args)
+	// The Kubernetes components run in kscale's own binary; Prometheus is
+	// its own program.
+	argv := append([]string{s.binary, "cluster", "component", name, "--"}, args...)
+	if name == clusterdir.Prometheus {
+		argv = append([]string{s.opts.PrometheusBinary}, args...)
+	}
+	p, err := startComponent(s.dir, name, argv)
 	if err != nil {
 		return err
 	}
@@ -245,13 +251,14 @@ var dependencies = map[string][]string{
 	clusterdir.APIServer:         {clusterdir.Etcd},
 	clusterdir.ControllerManager: {clusterdir.APIServer},
 	clusterdir.Scheduler:         {clusterdir.APIServer},
+	clusterdir.Prometheus:        {clusterdir.APIServer},
 }
 
 // startGroups orders the components by the depth of their dependencies.
-func startGroups() [][]string {
+func startGroups(components []string) [][]string {
 	depth := map[string]int{}
 	var groups [][]string
-	for _, name := range clusterdir.Components { // dependencies come first in this list
+	for _, name := range components { // dependencies come first in this list
 		d := 0
 		for _, dep := range dependencies[name] {
 			d = max(d, depth[dep]+1)
@@ -323,7 +330,7 @@ func (s *supervisor) watch(ctx context.Context) {
 func (s *supervisor) restartDue(due map[string]time.Time, launched func(string, *process)) time.Duration {
 	next := time.Hour
 	now := time.Now()
-	for _, name := range clusterdir.Components {
+	for _, name := range s.opts.components() {
 		at, waiting := due[name]
 		if !waiting {
 			continue
@@ -376,7 +383,7 @@ func (s *supervisor) dependenciesReady(name string) bool {
 // together stop together.
 func (s *supervisor) stopAll() {
 	close(s.stopping)
-	groups := startGroups()
+	groups := startGroups(s.opts.components())
 	for i := len(groups) - 1; i >= 0; i-- {
 		var wg sync.WaitGroup
 		for _, name := range groups[i] {

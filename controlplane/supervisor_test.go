@@ -10,10 +10,17 @@ import (
 )
 
 func TestStartGroupsFollowDependencies(t *testing.T) {
-	got := fmt.Sprint(startGroups())
-	want := "[[etcd] [kube-apiserver] [kube-controller-manager kube-scheduler]]"
-	if got != want {
-		t.Errorf("start groups = %s, want %s", got, want)
+	for _, tc := range []struct {
+		prometheus bool
+		want       string
+	}{
+		{false, "[[etcd] [kube-apiserver] [kube-controller-manager kube-scheduler]]"},
+		{true, "[[etcd] [kube-apiserver] [kube-controller-manager kube-scheduler prometheus]]"},
+	} {
+		o := &Options{Prometheus: tc.prometheus}
+		if got := fmt.Sprint(startGroups(o.components())); got != tc.want {
+			t.Errorf("prometheus %v: start groups = %s, want %s", tc.prometheus, got, tc.want)
+		}
 	}
 }
 
@@ -28,7 +35,7 @@ func TestHeldComponentIsNotRestarted(t *testing.T) {
 	if err := os.WriteFile(hold, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := &supervisor{dir: dir, state: &clusterdir.State{}, procs: map[string]*process{}}
+	s := &supervisor{dir: dir, opts: &Options{}, state: &clusterdir.State{}, procs: map[string]*process{}}
 	for _, name := range clusterdir.Components {
 		s.state.Components = append(s.state.Components, clusterdir.Component{Name: name, Ready: name == clusterdir.Etcd})
 	}

@@ -47,6 +47,9 @@ func Prepare(dirPath string, o *Options) (clusterdir.Dir, error) {
 	if err := o.Validate(); err != nil {
 		return "", err
 	}
+	if err := findPrometheus(o); err != nil {
+		return "", err
+	}
 	dir, err := clusterdir.Open(dirPath)
 	if err != nil {
 		return "", &InputError{Msg: err.Error()}

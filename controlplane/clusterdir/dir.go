@@ -12,6 +12,9 @@ const (
 	APIServer         = "kube-apiserver"
 	ControllerManager = "kube-controller-manager"
 	Scheduler         = "kube-scheduler"
+	// Prometheus is the optional Prometheus server that scrapes the others
+	// (Options.Prometheus); it is not in Components.
+	Prometheus = "prometheus"
 )
 
 // Components lists the control-plane components in start order; they stop in
@@ -73,6 +76,10 @@ func (d Dir) ComponentDir(component string) string { return d.path("components",
 
 // EtcdDataDir holds etcd's data; it survives restarts of etcd and of the cluster.
 func (d Dir) EtcdDataDir() string { return d.path("etcd") }
+
+// PrometheusTargets is the file_sd file of the hollow-node fleets a
+// cluster's Prometheus scrapes: whoever starts fleets lists them there.
+func (d Dir) PrometheusTargets() string { return d.path("components", Prometheus, "fleets.json") }
 
 // LogDir holds one log file per component and one for the supervisor.
 func (d Dir) LogDir() string { return d.path("logs") }

@@ -41,6 +41,9 @@ type Options struct {
 	// ControllerManagerQPS is the local control plane's controller-manager
 	// client QPS and burst; 0 sizes it to the machine (local.SizeFor).
 	ControllerManagerQPS int
+	// Prometheus runs a Prometheus server with the local control plane
+	// (controlplane.Options.Prometheus).
+	Prometheus bool
 	// Progress receives progress lines of long waits; nil is quiet.
 	Progress io.Writer
 }

@@ -28,12 +28,14 @@ type Flags struct {
 	// ControllerManagerQPS is the local control plane's controller-manager
 	// client QPS; 0 sizes it to the machine.
 	ControllerManagerQPS int
-	MaxPods              int
-	PodStartDelay        string
-	HollowArgs           stringList
-	KeepCluster          bool
-	SkipUnsupported      bool
-	StrictTemplates      bool
+	// Prometheus runs a Prometheus server with the local control plane.
+	Prometheus      bool
+	MaxPods         int
+	PodStartDelay   string
+	HollowArgs      stringList
+	KeepCluster     bool
+	SkipUnsupported bool
+	StrictTemplates bool
 	// AllowNotMeasured passes a run whose SLO measurements measured
 	// nothing, which is otherwise inconclusive and fails.
 	AllowNotMeasured bool
@@ -59,6 +61,7 @@ func bindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.Hollow, "hollow", provider.HollowFleet, "kind of hollow node: fleet (many per process) or kubelet (the real kubelet, one process per node)")
 	fs.IntVar(&f.NodesPerFleet, "nodes-per-fleet", 1000, "hollow nodes per fleet process")
 	fs.IntVar(&f.PodsPerNode, "pods-per-node", 0, "the config's PODS_PER_NODE (0: the overrides' value, else on the local provider sized to the machine, else the config's)")
+	fs.BoolVar(&f.Prometheus, "prometheus", false, "local provider: also run a Prometheus server (the prometheus program on PATH) scraping the control plane and the fleets")
 	fs.IntVar(&f.ControllerManagerQPS, "controller-manager-qps", 0, "local provider: the controller-manager's client QPS and burst (0: sized to the machine, 100 from 5 cores)")
 	fs.IntVar(&f.MaxPods, "max-pods", 110, "pod capacity of each hollow node")
 	fs.StringVar(&f.PodStartDelay, "pod-start-delay", "", "fleet: time from admission to Running (2s, uniform:1s-3s, normal:2s,500ms, exp:2s)")

@@ -100,7 +100,7 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 	po := provider.Options{
 		Nodes: f.Nodes, Kubeconfig: f.Kubeconfig, RootKubeconfig: f.RootKubeconfig, Hollow: f.Hollow,
 		NodesPerFleet: f.NodesPerFleet, MaxPods: f.MaxPods, HollowArgs: f.HollowArgs, Dir: f.ReportDir,
-		KeepCluster: f.KeepCluster, Progress: os.Stderr, ControllerManagerQPS: f.ControllerManagerQPS,
+		KeepCluster: f.KeepCluster, Progress: os.Stderr, ControllerManagerQPS: f.ControllerManagerQPS, Prometheus: f.Prometheus,
 	}
 	if f.PodStartDelay != "" {
 		if f.Hollow != provider.HollowFleet {

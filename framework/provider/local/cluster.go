@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -22,6 +23,11 @@ type ControlPlane struct {
 	// Config is the admin's client configuration.
 	Config *rest.Config
 	Client kubernetes.Interface
+
+	mu sync.Mutex
+	// fleetTargets are the metrics endpoints of the fleets started here,
+	// which the cluster's Prometheus, when it runs one, scrapes.
+	fleetTargets []string
 }
 
 // Endpoint is where one component serves its health and metrics.

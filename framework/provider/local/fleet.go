@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kscale/kscale/controlplane"
 	"github.com/kscale/kscale/controlplane/freeport"
 	"github.com/kscale/kscale/framework/binaries"
 )
@@ -78,6 +79,12 @@ func (c *ControlPlane) StartFleet(ctx context.Context, opts FleetOptions) (*Flee
 	f := &FleetProcess{Options: opts, Endpoint: "http://" + endpoint, binary: kubemark, args: args}
 	if err := f.start(ctx, c); err != nil {
 		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fleetTargets = append(c.fleetTargets, endpoint)
+	if err := controlplane.WritePrometheusTargets(c.Dir, c.fleetTargets); err != nil {
+		return f, fmt.Errorf("listing the fleet for Prometheus: %w", err)
 	}
 	return f, nil
 }

@@ -59,6 +59,7 @@ func (p *Provider) Provision(ctx context.Context) (*provider.Cluster, error) {
 	}
 	opts.ControllerManagerQPS, opts.ControllerManagerBurst = float32(qps), qps
 	opts.StopWithCaller = !p.o.KeepCluster
+	opts.Prometheus = p.o.Prometheus
 	dir := filepath.Join(p.o.Dir, "cluster")
 	klog.InfoS("Starting the local control plane", "dir", dir)
 	c, err := Start(ctx, dir, opts, p.o.Progress)
