@@ -63,9 +63,9 @@ func apiServerArgs(dir clusterdir.Dir, o *Options) []string {
 		"--max-requests-inflight=" + strconv.Itoa(o.MaxRequestsInflight),
 		"--max-mutating-requests-inflight=" + strconv.Itoa(o.MaxMutatingRequestsInflight),
 		// As sig-scalability's test clusters run: a deleted namespace's
-		// events (a density run leaves ~7 per pod) are removed by 16
-		// workers instead of one by one, which took 50 s of a 100-node
-		// run's cleanup and minutes at 1000 nodes.
+		// events (a density run leaves several per pod) are removed by 16
+		// workers instead of one by one, which makes a large run's
+		// cleanup take minutes.
 		"--delete-collection-workers=16",
 		// Endpoints validation rejects loopback addresses, so the
 		// "kubernetes" Service cannot point at 127.0.0.1; nothing in a hollow

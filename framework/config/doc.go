@@ -33,10 +33,12 @@
 //
 // # Missing keys
 //
-// Templates run with missingkey=error: a misspelt parameter is an error,
-// not "<no value>" in a field. The exception is the first argument of
-// DefaultParam (.X, .A.B, $.X), which yields nil when missing so that
-// {{$X := DefaultParam .CL2_X 5}} keeps working. Object templates of
+// A key nobody set renders as clusterloader2 renders it (false in an if,
+// "<no value>" when printed), and each use is a warning naming the key and
+// where it is (Compiled.Warnings); with Options.StrictTemplates it is an
+// error. The first argument of DefaultParam (.X, .A.B, $.X) yields nil
+// when missing, without a warning, so that {{$X := DefaultParam .CL2_X 5}}
+// keeps working. Object templates of
 // deleting phases render leniently (ObjectVars.Lenient), as clusterloader2
 // configs omit the templateFillMap there.
 //

@@ -60,9 +60,9 @@ func (n *node) startKubelet(ctx context.Context) {
 }
 
 // registrationDelay is how long after its start a kubelet registers its
-// Node: it builds its initial Node status first. A hollow kubelet took 0.18 s
-// (three nodes, one run); in that time its CSI plugin reads the missing Node
-// three times and its lease controller once.
+// Node: it builds its initial Node status first, about this long on the
+// kubelet morph; in that time its CSI plugin reads the missing Node three
+// times and its lease controller once.
 const registrationDelay = 200 * time.Millisecond
 
 // initCSINode is try number attempt of the CSI plugin's CSINode

@@ -11,11 +11,10 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// nodesPerProc is how many hollow nodes one Go P serves. At 5000 kubelet
-// nodes the fleet needs ~0.3 core at idle; what it does is many small API
-// calls, each a goroutine waking another, and a second P mostly adds thread
-// wake-ups and scheduler spinning between them (here: 0.34 core with two
-// Ps, 0.28 with one, a third of the difference in system time).
+// nodesPerProc is how many hollow nodes one Go P serves. An idle fleet
+// needs well under a core; what it does is many small API calls, each a
+// goroutine waking another, and a second P mostly adds thread wake-ups and
+// scheduler spinning between them, more CPU for no more work.
 const nodesPerProc = 5000
 
 // tuneRuntime sets the Go runtime for a fleet of nodes; GOGC and GOMAXPROCS
