@@ -17,8 +17,9 @@ VERSION_PKGS := k8s.io/component-base/version k8s.io/client-go/pkg/version
 LDFLAGS := -s -w $(foreach p,$(VERSION_PKGS),-X '$(p).gitVersion=$(K8S_VERSION)' -X '$(p).gitMajor=$(K8S_MAJOR)' -X '$(p).gitMinor=$(K8S_MINOR)' -X '$(p).gitTreeState=clean' -X '$(p).buildDate=$(BUILD_DATE)')
 
 # HEAVY_PKGS link k8s.io/kubernetes (the two binaries and the two rooms of
-# the import rule). Only cmd/kscale holds tests (see unit); vetting them would analyse the whole
-# Kubernetes tree (minutes on a cold cache), so `make vet-all` does that apart.
+# the import rule). Only cmd/kscale holds tests (see unit). Vetting them
+# would analyse the whole Kubernetes tree (minutes on a cold cache), so
+# `make vet-all` does that apart.
 # Integration packages start real clusters and run one at a time.
 HEAVY_PKGS       := /cmd/ /controlplane/components /kubemark/morph
 INTEGRATION_PKGS := ./framework/provider/local/... ./framework/provider/kubemark ./framework/fidelity ./suites
