@@ -109,7 +109,7 @@ func TestKubemarkBadInput(t *testing.T) {
 		{"bad content type", []string{"--morph=proxy", "--kubeconfig=" + kubeconfig, "--kube-api-content-type=text/xml"}, "--kube-api-content-type"},
 		{"fleet without nodes", []string{"--morph=fleet", "--kubeconfig=" + kubeconfig, "--nodes=0"}, "--nodes=0: must be at least 1"},
 		{"fleet malformed labels", []string{"--morph=fleet", "--kubeconfig=" + kubeconfig, "--node-labels=bad key=v"}, `--node-labels: key "bad key"`},
-		{"fleet unusable kubeconfig", []string{"--morph=fleet", "--kubeconfig=" + kubeconfig}, "loading kubeconfig"},
+		{"fleet unusable kubeconfig", []string{"--morph=fleet", "--kubeconfig=" + kubeconfig}, `--kubeconfig="` + kubeconfig + `": invalid configuration`},
 		{"fleet unknown profile", []string{"--morph=fleet", "--kubeconfig=" + kubeconfig, "--profile=heavy"}, `--profile="heavy": allowed values are kubelet, light`},
 		{"fleet bad start delay", []string{"--morph=fleet", "--kubeconfig=" + kubeconfig, "--pod-start-delay=soon"}, `--pod-start-delay`},
 	}

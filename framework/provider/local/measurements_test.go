@@ -17,6 +17,7 @@ import (
 	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/framework/provider/local/localtest"
 	"github.com/kscale/kscale/framework/report"
+	"github.com/kscale/kscale/framework/report/perfdashcheck"
 	"github.com/kscale/kscale/measurements"
 )
 
@@ -64,6 +65,18 @@ func perfDataOf(t *testing.T, reports, summary, test string) *metrics.PerfData {
 	return &pd
 }
 
+// summaryPerfData is the PerfData summary.json holds for the summary.
+func summaryPerfData(t *testing.T, run *report.Run, name string) *metrics.PerfData {
+	t.Helper()
+	for _, m := range run.Measurements {
+		if m.Name == name && m.PerfData != nil {
+			return m.PerfData
+		}
+	}
+	t.Fatalf("summary.json holds no PerfData of %s", name)
+	return nil
+}
+
 // dataItem returns the item whose labels include want.
 func dataItem(t *testing.T, pd *metrics.PerfData, want map[string]string) metrics.DataItem {
 	t.Helper()
@@ -98,19 +111,26 @@ func TestPodStartupLatencyWithStartDelay(t *testing.T) {
 	if p99 := dataItem(t, psl, map[string]string{"Metric": "pod_startup"}).Data["Perc99"]; p99 < 2000 || p99 > 5000 {
 		t.Errorf("pod_startup p99 = %v ms, want 2000–5000", p99)
 	}
-	st := perfData(t, reports, "SchedulingThroughput")
+	// These three write clusterloader2's shapes for perfdash; their
+	// PerfData is in summary.json.
+	run := readReport(t, reports)
+	st := summaryPerfData(t, run, "SchedulingThroughput")
 	if max := st.DataItems[0].Data["Max"]; max <= 0 {
 		t.Errorf("scheduling throughput max %v", max)
 	}
-	usage := perfData(t, reports, "ResourceUsageSummary")
+	usage := summaryPerfData(t, run, "ResourceUsageSummary")
 	for _, comp := range []string{"kube-apiserver", "etcd", "kube-scheduler", "kube-controller-manager"} {
 		if mem := dataItem(t, usage, map[string]string{"Component": comp, "Resource": "memory"}).Data["Max"]; mem <= 0 {
 			t.Errorf("%s memory %v MiB", comp, mem)
 		}
 	}
-	etcd := perfData(t, reports, "EtcdMetrics")
+	etcd := summaryPerfData(t, run, "EtcdMetrics")
 	if len(etcd.DataItems) == 0 {
 		t.Error("EtcdMetrics has no data items")
+	}
+	if read, err := perfdashcheck.CheckDir(reports, "measurements-it"); err != nil || len(read["SchedulingThroughput"]) == 0 || len(read["ResourceUsageSummary"]) == 0 {
+		t.Errorf("perfdash reads %d SchedulingThroughput and %d ResourceUsageSummary files: %v",
+			len(read["SchedulingThroughput"]), len(read["ResourceUsageSummary"]), err)
 	}
 	if avail := dataItem(t, perfData(t, reports, "APIAvailability"), map[string]string{"Metric": "cluster"}).Data["AvailabilityPercentage"]; avail != 100 {
 		t.Errorf("availability %v%%", avail)
@@ -120,7 +140,6 @@ func TestPodStartupLatencyWithStartDelay(t *testing.T) {
 			t.Errorf("the run's summary does not name %s", line)
 		}
 	}
-	run := readReport(t, reports)
 	if run.Verdict != report.RunPass || run.Cluster.Version != "v1.37.2" || len(run.Steps) != 4 {
 		t.Errorf("summary.json: verdict %s, cluster %+v, %d steps", run.Verdict, run.Cluster, len(run.Steps))
 	}
