@@ -49,12 +49,6 @@ type Options struct {
 	// NodeFailer carries out the config's chaosMonkey.nodeFailure; a config
 	// with one needs it.
 	NodeFailer NodeFailer
-	// ServiceAccountTimeout is how long to wait, after creating the run's
-	// namespaces, for the controller-manager to give each its default
-	// ServiceAccount, without which a pod naming no service account is
-	// refused at admission; the Kubernetes e2e framework waits the same
-	// way. 0 does not wait (a cluster without that controller, fakes).
-	ServiceAccountTimeout time.Duration
 }
 
 // Result is what a run did, step by step.
@@ -266,11 +260,6 @@ func (e *Executor) setUp(ctx context.Context) error {
 	useExisting := ns.EnableExistingNamespaces != nil && *ns.EnableExistingNamespaces
 	if err := e.namespaces.create(ctx, useExisting); err != nil {
 		return critical(err)
-	}
-	if e.opts.ServiceAccountTimeout > 0 {
-		if err := e.namespaces.waitForServiceAccounts(ctx, e.opts.ServiceAccountTimeout); err != nil {
-			return critical(err)
-		}
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -78,45 +77,6 @@ func (n *namespaces) create(ctx context.Context, useExisting bool) error {
 		default:
 			return fmt.Errorf("creating namespace %s: %w", ns.Name, err)
 		}
-	}
-	return nil
-}
-
-// defaultServiceAccount is the service account of a pod that names none.
-const defaultServiceAccount = "default"
-
-// waitForServiceAccounts waits until every one of the run's namespaces has
-// its default ServiceAccount, polling one list of them all.
-func (n *namespaces) waitForServiceAccounts(ctx context.Context, timeout time.Duration) error {
-	missing := map[string]bool{}
-	for i := 1; i <= n.number; i++ {
-		missing[n.name(i)] = true
-	}
-	opts := metav1.ListOptions{FieldSelector: "metadata.name=" + defaultServiceAccount}
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		list, err := n.client.CoreV1().ServiceAccounts(metav1.NamespaceAll).List(ctx, opts)
-		if err != nil {
-			klog.V(2).InfoS("Listing default service accounts", "err", err)
-			return false, nil
-		}
-		for _, sa := range list.Items {
-			if sa.Name == defaultServiceAccount {
-				delete(missing, sa.Namespace)
-			}
-		}
-		return len(missing) == 0, nil
-	})
-	if err != nil {
-		names := make([]string, 0, len(missing))
-		for name := range missing {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		if len(names) > 5 {
-			names = append(names[:5], fmt.Sprintf("and %d more", len(names)-5))
-		}
-		return fmt.Errorf("waiting %s for the controller-manager to create the default ServiceAccount of namespaces %s: %w",
-			timeout, strings.Join(names, ", "), err)
 	}
 	return nil
 }

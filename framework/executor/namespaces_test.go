@@ -63,32 +63,3 @@ func TestNamespaceThatExistsIsRefusedUnlessAllowed(t *testing.T) {
 		t.Fatalf("existing namespace allowed: %v", err)
 	}
 }
-
-// The run waits for the controller-manager to give its namespaces their
-// default ServiceAccount, and names the ones that never got it.
-func TestNamespacesWaitForDefaultServiceAccounts(t *testing.T) {
-	ctx := context.Background()
-	sa := func(ns, name string) *v1.ServiceAccount {
-		return &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	}
-	c := fake.NewClientset(sa("test-1", "default"), sa("test-2", "builder"))
-	ns := &namespaces{client: c, runID: "r1", prefix: "test", number: 3}
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		for _, name := range []string{"test-2", "test-3"} {
-			_, _ = c.CoreV1().ServiceAccounts(name).Create(ctx, sa(name, "default"), metav1.CreateOptions{})
-		}
-	}()
-	start := time.Now()
-	if err := ns.waitForServiceAccounts(ctx, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if waited := time.Since(start); waited < 300*time.Millisecond {
-		t.Errorf("returned after %s, before the last account existed", waited)
-	}
-	ns.number = 4
-	err := ns.waitForServiceAccounts(ctx, 500*time.Millisecond)
-	if err == nil || !strings.Contains(err.Error(), "default ServiceAccount of namespaces test-4:") {
-		t.Fatalf("a namespace without one: %v", err)
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -121,8 +122,9 @@ func (c *objectClient) adoptExisting(ctx context.Context, res dynamic.ResourceIn
 }
 
 // retry runs call again after a backoff while it fails for a passing
-// reason: a conflict, throttling, a timeout, a server error or a broken
-// connection. Other errors are returned at once.
+// reason: a conflict, throttling, a timeout, a server error, a broken
+// connection, or a pod refused because its new namespace has no default
+// ServiceAccount yet. Other errors are returned at once.
 func (c *objectClient) retry(ctx context.Context, call func() error) error {
 	var last error
 	err := wait.ExponentialBackoffWithContext(ctx, c.backoff, func(context.Context) (bool, error) {
@@ -184,7 +186,15 @@ func retriable(err error) bool {
 	var netErr net.Error
 	return apierrors.IsConflict(err) || apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) ||
 		apierrors.IsTimeout(err) || apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) ||
-		apierrors.IsUnexpectedServerError(err) || errors.As(err, &netErr)
+		apierrors.IsUnexpectedServerError(err) || errors.As(err, &netErr) || serviceAccountNotYet(err)
+}
+
+// serviceAccountNotYet reports the refusal of a pod created in a namespace
+// before the controller-manager gave it its default ServiceAccount, which
+// it does within moments of the namespace: the ServiceAccount admission
+// plugin answers Forbidden, and says why only in the message.
+func serviceAccountNotYet(err error) bool {
+	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "error looking up service account")
 }
 
 func objectName(obj *unstructured.Unstructured) string {

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -116,6 +117,10 @@ func TestApplyRetriesOnlyPassingErrors(t *testing.T) {
 		{"throttled twice then success", apierrors.NewTooManyRequests("slow down", 1), 2, 3, ""},
 		{"always unavailable", apierrors.NewServiceUnavailable("down"), 10, 3, "still failing after 3 attempts"},
 		{"forbidden: no retry", apierrors.NewForbidden(configMapGVR.GroupResource(), "cm-0", nil), 10, 1, "forbidden"},
+		// The ServiceAccount admission plugin's refusal in a namespace the
+		// controller-manager has not given its default account yet.
+		{"no service account yet, then success", apierrors.NewForbidden(configMapGVR.GroupResource(), "cm-0",
+			errors.New(`error looking up service account test-1/default: serviceaccount "default" not found`)), 2, 3, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, dyn := testObjectClient()

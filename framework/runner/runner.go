@@ -250,8 +250,7 @@ func Start(ctx context.Context, o Options, warn io.Writer) (*Session, error) {
 	}
 	opts := executor.Options{
 		RunID: runID, Client: client, Dynamic: dyns, Mapper: mapper, KeepNamespaces: o.KeepNamespaces,
-		Measurements:          &measurementRunner{manager: manager, unsupported: unsupported},
-		ServiceAccountTimeout: 2 * time.Minute,
+		Measurements: &measurementRunner{manager: manager, unsupported: unsupported},
 	}
 	if len(o.Fleets) > 0 {
 		opts.NodeFailer = newFleetFailer(o.Fleets)
