@@ -1,16 +1,12 @@
 package controlplane
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
+	"github.com/kscale/kscale/framework/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // TestComponentArgsGolden pins the command line of every component: a change
 // of flags shows up in review as a change of testdata/<component>.args.
@@ -26,20 +22,7 @@ func TestComponentArgsGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := strings.Join(args, "\n") + "\n"
-			golden := filepath.Join("testdata", name+".args")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s command line changed; run go test -update if intended.\ngot:\n%s\nwant:\n%s", name, got, want)
-			}
+			golden.Check(t, name+".args", []byte(strings.Join(args, "\n")+"\n"))
 		})
 	}
 	if _, err := componentArgs(dir, &o, "kube-proxy"); err == nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
+	"github.com/kscale/kscale/framework/golden"
 )
 
 // TestPrometheusConfigGolden pins what the cluster's Prometheus scrapes and
@@ -17,20 +18,7 @@ func TestPrometheusConfigGolden(t *testing.T) {
 	o := DefaultOptions()
 	o.EtcdPort, o.ControllerManagerPort, o.SchedulerPort = 2379, 10257, 10259
 	o.Prometheus, o.PrometheusPort = true, 9090
-	got := prometheusConfig(clusterdir.Dir("/cluster"), &o)
-	golden := filepath.Join("testdata", "prometheus.yml")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("Prometheus config changed; run go test -update if intended.\ngot:\n%s\nwant:\n%s", got, want)
-	}
+	golden.Check(t, "prometheus.yml", []byte(prometheusConfig(clusterdir.Dir("/cluster"), &o)))
 }
 
 // Without the prometheus program, --prometheus is bad input naming the
