@@ -19,9 +19,11 @@ import (
 	"github.com/kscale/kscale/framework/provider/local/localtest"
 )
 
-func writeBench(b *testing.B, name string, v any) {
+// writeBench records results, of the benchmark's own result type (see
+// results_test.go), as results/bench/<name>.json.
+func writeBench(b *testing.B, name string, results any) {
 	b.Helper()
-	path, err := benchjson.Write(name, v)
+	path, err := benchjson.Write(name, results)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -68,12 +70,12 @@ func BenchmarkClusterUp(b *testing.B) {
 	}
 	b.ReportMetric(median(fresh), "s/up-fresh")
 	b.ReportMetric(median(again), "s/up-again")
-	writeBench(b, "cluster-up", map[string]any{
-		"runs":                  runs,
-		"freshFolderSeconds":    fresh,
-		"freshFolderMedian":     median(fresh),
-		"existingFolderSeconds": again,
-		"existingFolderMedian":  median(again),
+	writeBench(b, "cluster-up", clusterUpResult{
+		Runs:                  runs,
+		FreshFolderSeconds:    fresh,
+		FreshFolderMedian:     median(fresh),
+		ExistingFolderSeconds: again,
+		ExistingFolderMedian:  median(again),
 	})
 }
 
@@ -140,7 +142,7 @@ func BenchmarkIdleKubeletMorph(b *testing.B) {
 	req1 := nodeRequests()
 
 	var nodeCores, nodeMiB []float64
-	components := map[string]any{}
+	components := map[string]componentCost{}
 	for name, pid := range pids {
 		s, err := procstat.Read(pid)
 		if err != nil {
@@ -153,7 +155,7 @@ func BenchmarkIdleKubeletMorph(b *testing.B) {
 			nodeMiB = append(nodeMiB, mib)
 			continue
 		}
-		components[name] = map[string]float64{"millicores": 1000 * u.Cores, "rssMiB": mib}
+		components[name] = componentCost{Millicores: 1000 * u.Cores, RSSMiB: mib}
 	}
 	perNodeRPS := (req1 - req0) / window.Seconds() / nodeCount
 	watchesPerNode := (watchesAfter - watchesBefore) / nodeCount
@@ -161,18 +163,18 @@ func BenchmarkIdleKubeletMorph(b *testing.B) {
 	b.ReportMetric(1000*median(nodeCores), "millicores/node")
 	b.ReportMetric(perNodeRPS, "req/s/node")
 	b.ReportMetric(watchesPerNode, "watches/node")
-	writeBench(b, "kubelet-morph-idle", map[string]any{
-		"nodes":                 nodeCount,
-		"nodesReadySeconds":     readyAfter,
-		"settleSeconds":         settle.Seconds(),
-		"windowSeconds":         window.Seconds(),
-		"perNodeRSSMiB":         nodeMiB,
-		"perNodeMillicores":     scale(nodeCores, 1000),
-		"medianNodeRSSMiB":      median(nodeMiB),
-		"medianNodeMillicores":  1000 * median(nodeCores),
-		"apiRequestsPerNodeSec": perNodeRPS,
-		"openWatchesPerNode":    watchesPerNode,
-		"controlPlaneAt10Nodes": components,
+	writeBench(b, "kubelet-morph-idle", kubeletMorphIdleResult{
+		Nodes:                 nodeCount,
+		NodesReadySeconds:     readyAfter,
+		SettleSeconds:         settle.Seconds(),
+		WindowSeconds:         window.Seconds(),
+		PerNodeRSSMiB:         nodeMiB,
+		PerNodeMillicores:     scale(nodeCores, 1000),
+		MedianNodeRSSMiB:      median(nodeMiB),
+		MedianNodeMillicores:  1000 * median(nodeCores),
+		APIRequestsPerNodeSec: perNodeRPS,
+		OpenWatchesPerNode:    watchesPerNode,
+		ControlPlaneAt10Nodes: components,
 	})
 }
 

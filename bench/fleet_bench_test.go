@@ -86,8 +86,9 @@ func componentRestarts(b *testing.B, c *local.ControlPlane) map[string]int {
 	return out
 }
 
-// usageOver samples processes over a window and returns cores and MiB per name.
-func usageOver(b *testing.B, pids map[string]int, window time.Duration) map[string]map[string]float64 {
+// usageOver samples processes over a window and returns each one's cores and
+// memory, by name.
+func usageOver(b *testing.B, pids map[string]int, window time.Duration) map[string]processUsage {
 	b.Helper()
 	first := map[string]procstat.Sample{}
 	for name, pid := range pids {
@@ -98,15 +99,15 @@ func usageOver(b *testing.B, pids map[string]int, window time.Duration) map[stri
 		first[name] = s
 	}
 	time.Sleep(window)
-	out := map[string]map[string]float64{}
+	out := map[string]processUsage{}
 	for name, pid := range pids {
 		s, err := procstat.Read(pid)
 		if err != nil {
 			b.Fatal(err)
 		}
 		u := procstat.Between(first[name], s)
-		out[name] = map[string]float64{"cores": u.Cores, "rssMiB": float64(u.RSS) / (1 << 20),
-			"rssAnonMiB": float64(u.RSSAnon) / (1 << 20), "rssFileMiB": float64(u.RSSFile) / (1 << 20)}
+		out[name] = processUsage{Cores: u.Cores, RSSMiB: float64(u.RSS) / (1 << 20),
+			RSSAnonMiB: float64(u.RSSAnon) / (1 << 20), RSSFileMiB: float64(u.RSSFile) / (1 << 20)}
 	}
 	return out
 }
@@ -294,30 +295,30 @@ func BenchmarkFleetKubelet1000(b *testing.B) {
 	}
 	var morphMiB []float64
 	for i := range morph.Processes {
-		morphMiB = append(morphMiB, usage[fmt.Sprintf("morph-%d", i)]["rssMiB"])
+		morphMiB = append(morphMiB, usage[fmt.Sprintf("morph-%d", i)].RSSMiB)
 	}
-	fleetPerNodeKiB := usage["fleet"]["rssMiB"] * 1024 / fleetNodes
+	fleetPerNodeKiB := usage["fleet"].RSSMiB * 1024 / fleetNodes
 	ratio := median(morphMiB) * 1024 / fleetPerNodeKiB
 	b.ReportMetric(readySeconds, "s/ready")
-	b.ReportMetric(usage["fleet"]["rssMiB"], "MiB/fleet")
-	b.ReportMetric(1000*usage["fleet"]["cores"], "millicores/fleet")
+	b.ReportMetric(usage["fleet"].RSSMiB, "MiB/fleet")
+	b.ReportMetric(1000*usage["fleet"].Cores, "millicores/fleet")
 	b.ReportMetric(ratio, "x-less-memory-per-node")
-	writeBench(b, "fleet-kubelet-1000", map[string]any{
-		"nodes":                     fleetNodes,
-		"readySeconds":              readySeconds,
-		"idleWindowSeconds":         idle.Seconds(),
-		"processes":                 usage,
-		"fleetRSSMiB":               usage["fleet"]["rssMiB"],
-		"fleetIdleCores":            usage["fleet"]["cores"],
-		"fleetRSSPerNodeKiB":        fleetPerNodeKiB,
-		"kubeletMorphRSSPerNodeMiB": median(morphMiB),
-		"memoryPerNodeRatio":        ratio,
-		"failedLeaseRenewals":       failedRenewals,
-		"apiCallsPerNodePerMinute":  perNodeMinute,
-		"apiCallsPerNodeAtStart":    perNodeStart,
-		"apiCallsPerPod":            perPod,
-		"openWatchesPerNode":        watches,
-		"podsPerNodeInChurn":        podsPer,
+	writeBench(b, "fleet-kubelet-1000", fleetKubelet1000Result{
+		Nodes:                     fleetNodes,
+		ReadySeconds:              readySeconds,
+		IdleWindowSeconds:         idle.Seconds(),
+		Processes:                 usage,
+		FleetRSSMiB:               usage["fleet"].RSSMiB,
+		FleetIdleCores:            usage["fleet"].Cores,
+		FleetRSSPerNodeKiB:        fleetPerNodeKiB,
+		KubeletMorphRSSPerNodeMiB: median(morphMiB),
+		MemoryPerNodeRatio:        ratio,
+		FailedLeaseRenewals:       failedRenewals,
+		APICallsPerNodePerMinute:  perNodeMinute,
+		APICallsPerNodeAtStart:    perNodeStart,
+		APICallsPerPod:            perPod,
+		OpenWatchesPerNode:        watches,
+		PodsPerNodeInChurn:        podsPer,
 	})
 }
 
@@ -461,30 +462,30 @@ func BenchmarkFleetKubelet5000(b *testing.B) {
 	watches := fleetMetricB(b, f, "kscale_fleet_watches", nil)
 	busy := 0.0
 	for _, u := range usage {
-		busy += u["cores"]
+		busy += u.Cores
 	}
 	b.ReportMetric(readySeconds, "s/ready")
-	b.ReportMetric(usage["fleet"]["rssMiB"], "MiB/fleet")
+	b.ReportMetric(usage["fleet"].RSSMiB, "MiB/fleet")
 	b.ReportMetric(transitions(), "notready-transitions")
-	writeBench(b, "fleet-kubelet-5000", map[string]any{
-		"nodes":                     nodes,
-		"allReady":                  allReady,
-		"readyNodesAtReadySeconds":  readyNodes,
-		"readySeconds":              readySeconds,
-		"readyAsSeenByTheBench":     thin(seenReady, 5),
-		"startupTimeline":           timeline,
-		"readyNodesAtEnd":           countReady(ctx, b, c, local.HollowLabel+"=fleet"),
-		"watches99PercentOpenAfter": watchesSeconds,
-		"startupEventsSentAfter":    settledSeconds,
-		"steadySeconds":             steady.Seconds(),
-		"notReadyTransitions":       transitions(),
-		"failedLeaseRenewals":       failed,
-		"maxLeaseAgeSeconds":        maxLeaseAge,
-		"fleetWatches":              watches,
-		"csiNodes":                  countCSINodes(ctx, b, c),
-		"processes":                 usage,
-		"coresBusyOfTwo":            busy,
-		"componentRestarts":         componentRestarts(b, c),
+	writeBench(b, "fleet-kubelet-5000", fleetKubelet5000Result{
+		Nodes:                     nodes,
+		AllReady:                  allReady,
+		ReadyNodesAtReadySeconds:  readyNodes,
+		ReadySeconds:              readySeconds,
+		ReadyAsSeenByTheBench:     thin(seenReady, 5),
+		StartupTimeline:           timeline,
+		ReadyNodesAtEnd:           countReady(ctx, b, c, local.HollowLabel+"=fleet"),
+		Watches99PercentOpenAfter: watchesSeconds,
+		StartupEventsSentAfter:    settledSeconds,
+		SteadySeconds:             steady.Seconds(),
+		NotReadyTransitions:       transitions(),
+		FailedLeaseRenewals:       failed,
+		MaxLeaseAgeSeconds:        maxLeaseAge,
+		FleetWatches:              watches,
+		CSINodes:                  countCSINodes(ctx, b, c),
+		Processes:                 usage,
+		CoresBusyOfTwo:            busy,
+		ComponentRestarts:         componentRestarts(b, c),
 	})
 }
 
@@ -498,17 +499,6 @@ func thin(points []metrics.Point, step float64) []metrics.Point {
 		}
 	}
 	return out
-}
-
-// startupSample is the state of a fleet's start-up at one moment: what the
-// fleet itself counts, and how busy each process was since the sample before.
-type startupSample struct {
-	Seconds    float64            `json:"seconds"`
-	Registered float64            `json:"registered"`
-	Ready      float64            `json:"readyByFleet"`
-	APIErrors  float64            `json:"apiErrors"`
-	Watches    float64            `json:"watches"`
-	Cores      map[string]float64 `json:"cores"`
 }
 
 // sampleStartup samples the fleet's registrations, its own Ready count, its
@@ -709,15 +699,15 @@ func BenchmarkFleetPods1000x30(b *testing.B) {
 	perPodKiB := (float64(after.RSS) - float64(before.RSS)) / 1024 / pods
 	b.ReportMetric(runningAfter, "s/30000-running")
 	b.ReportMetric(perPodKiB, "KiB/pod")
-	writeBench(b, "fleet-kubelet-1000x30-pods", map[string]any{
-		"nodes":                nodes,
-		"pods":                 pods,
-		"allRunningSeconds":    runningAfter,
-		"settledSeconds":       settledAfter,
-		"eventsDropped":        fleetMetricB(b, f, "kscale_fleet_events_dropped_total", nil),
-		"fleetRSSBeforeMiB":    float64(before.RSS) / (1 << 20),
-		"fleetRSSAfterMiB":     float64(after.RSS) / (1 << 20),
-		"fleetRSSPerPodKiB":    perPodKiB,
-		"podsRunningPerSecond": pods / runningAfter,
+	writeBench(b, "fleet-kubelet-1000x30-pods", fleetPods1000x30Result{
+		Nodes:                nodes,
+		Pods:                 pods,
+		AllRunningSeconds:    runningAfter,
+		SettledSeconds:       settledAfter,
+		EventsDropped:        fleetMetricB(b, f, "kscale_fleet_events_dropped_total", nil),
+		FleetRSSBeforeMiB:    float64(before.RSS) / (1 << 20),
+		FleetRSSAfterMiB:     float64(after.RSS) / (1 << 20),
+		FleetRSSPerPodKiB:    perPodKiB,
+		PodsRunningPerSecond: pods / runningAfter,
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
 	"github.com/kscale/kscale/controlplane/freeport"
@@ -57,9 +58,7 @@ func kwokBinary(b *testing.B) (path, version string) {
 // the scheduler places on a Node only the pods whose features it declares,
 // so without them KWOK's nodes would do less than a v1.37 node (and the
 // control plane would hold less). A last run is a control with Nodes exactly
-// as kwokctl makes them. (Passes 8–12 compared against kwokctl's Nodes and
-// ran the declaring Nodes — pass 12 — or bare ones as the control: the
-// benchmark as of afae872.) With KSCALE_BENCH_PROFILES set to a folder, CPU
+// as kwokctl makes them. With KSCALE_BENCH_PROFILES set to a folder, CPU
 // and heap profiles of the apiserver and the controller-manager over each
 // window are written there.
 func BenchmarkFleetLight5000VsKWOK(b *testing.B) {
@@ -76,21 +75,28 @@ func BenchmarkFleetLight5000VsKWOK(b *testing.B) {
 		}
 		runs[sim] = append(runs[sim], r)
 	}
-	results := map[string]any{"nodes": simulatedNodes, "windowSeconds": simulatorWindow.Seconds(), "order": strings.Join(order, ", ")}
-	for sim, rs := range runs {
+	results := fleetLightVsKWOKResult{Nodes: simulatedNodes, WindowSeconds: simulatorWindow.Seconds(), Order: strings.Join(order, ", ")}
+	for _, sim := range []struct {
+		name string
+		to   *simulatorRuns
+	}{
+		{"fleet-light", &results.FleetLight},
+		{"kwok-declaring", &results.KWOKDeclaring},
+		{"kwok-kwokctl", &results.KWOKKwokctl},
+	} {
+		rs := runs[sim.name]
 		mean := meanRun(rs)
-		results[sim] = map[string]any{"mean": mean, "runs": rs}
-		b.ReportMetric(mean.ReadySeconds, "s/ready-"+sim)
-		b.ReportMetric(mean.Processes["simulator"]["rssMiB"], "MiB/"+sim)
+		*sim.to = simulatorRuns{Mean: mean, Runs: rs}
+		if _, ok := kwokRuns[sim.name]; ok {
+			sim.to.Version = kwokVersion
+		}
+		b.ReportMetric(mean.ReadySeconds, "s/ready-"+sim.name)
+		b.ReportMetric(mean.Processes["simulator"].RSSMiB, "MiB/"+sim.name)
 	}
-	for sim := range kwokRuns {
-		results[sim].(map[string]any)["version"] = kwokVersion
-	}
-	comparison := compareSimulators(runs["fleet-light"], runs["kwok-declaring"])
-	for _, f := range comparison {
+	results.Comparison = compareSimulators(runs["fleet-light"], runs["kwok-declaring"])
+	for _, f := range results.Comparison {
 		b.Logf("%-42s fleet %10.3f  KWOK %10.3f  %+6.1f %%  p=%.3f  %s", f.Figure, f.Fleet, f.KWOK, f.DeltaPercent, f.P, f.Verdict)
 	}
-	results["comparison"] = comparison
 	writeBench(b, "fleet-light-5000-vs-kwok", results)
 }
 
@@ -100,53 +106,50 @@ const (
 	simulatorWindow = 60 * time.Second
 )
 
-// simulatorRun is what one simulator cost in one run.
-type simulatorRun struct {
-	ReadySeconds       float64                       `json:"readySeconds"`
-	WindowStartSeconds float64                       `json:"windowStartSeconds"`
-	Processes          map[string]map[string]float64 `json:"processes"`
-	APIServerCalls     map[string]float64            `json:"apiserverCallsPerSecond"`
-	LeaseAgeMaxSeconds float64                       `json:"leaseAgeMaxSeconds"`
-	ComponentRestarts  map[string]int                `json:"componentRestarts"`
-	// CPUMsPerLeaseUpdate is each control plane component's CPU time per
-	// lease renewal served in the window. Lease renewals are nearly all the
-	// traffic once nodes are registered, and a simulator that falls behind
-	// its 10 s schedule (KWOK does, by up to 25 %) sends fewer: its cores
-	// alone would flatter it.
-	CPUMsPerLeaseUpdate map[string]float64 `json:"cpuMsPerLeaseUpdate"`
-}
-
 // cpuPerLeaseUpdate divides each control plane component's cores by the lease
 // renewals per second the apiserver served.
-func cpuPerLeaseUpdate(usage map[string]map[string]float64, calls map[string]float64) map[string]float64 {
+func cpuPerLeaseUpdate(usage map[string]processUsage, calls map[string]float64) map[string]float64 {
 	renewals := calls["PUT leases"]
 	if renewals == 0 {
 		return nil
 	}
 	out := map[string]float64{}
-	for proc, figures := range usage {
+	for proc, u := range usage {
 		if proc != "simulator" {
-			out[proc] = figures["cores"] / renewals * 1000
+			out[proc] = u.Cores / renewals * 1000
 		}
 	}
 	return out
 }
 
-// meanRun averages runs figure by figure; restarts are summed.
+// meanRun averages runs figure by figure; restarts are summed. A heap figure
+// taken in some runs only is summed over those and divided by all of them.
 func meanRun(runs []simulatorRun) simulatorRun {
-	out := simulatorRun{Processes: map[string]map[string]float64{}, APIServerCalls: map[string]float64{}, ComponentRestarts: map[string]int{}, CPUMsPerLeaseUpdate: map[string]float64{}}
+	out := simulatorRun{Processes: map[string]processUsage{}, APIServerCalls: map[string]float64{}, ComponentRestarts: map[string]int{}, CPUMsPerLeaseUpdate: map[string]float64{}}
 	n := float64(len(runs))
+	addShare := func(sum, v *float64) *float64 {
+		if v == nil {
+			return sum
+		}
+		total := *v / n
+		if sum != nil {
+			total += *sum
+		}
+		return &total
+	}
 	for _, r := range runs {
 		out.ReadySeconds += r.ReadySeconds / n
 		out.WindowStartSeconds += r.WindowStartSeconds / n
 		out.LeaseAgeMaxSeconds += r.LeaseAgeMaxSeconds / n
-		for proc, figures := range r.Processes {
-			if out.Processes[proc] == nil {
-				out.Processes[proc] = map[string]float64{}
-			}
-			for k, v := range figures {
-				out.Processes[proc][k] += v / n
-			}
+		for proc, u := range r.Processes {
+			m := out.Processes[proc]
+			m.Cores += u.Cores / n
+			m.RSSMiB += u.RSSMiB / n
+			m.RSSAnonMiB += u.RSSAnonMiB / n
+			m.RSSFileMiB += u.RSSFileMiB / n
+			m.HeapInUseMiB = addShare(m.HeapInUseMiB, u.HeapInUseMiB)
+			m.HeapLiveMiB = addShare(m.HeapLiveMiB, u.HeapLiveMiB)
+			out.Processes[proc] = m
 		}
 		for call, rate := range r.APIServerCalls {
 			out.APIServerCalls[call] += rate / n
@@ -187,8 +190,7 @@ func measureLightFleet(b *testing.B, run int) simulatorRun {
 // creates as birth says. The node lifecycle controller keeps each Node as its
 // first health pass (every 5 s) finds it, for as long as the node exists
 // (knownNodeSet), so how a node is born — and how long KWOK takes to give it
-// its status — shows in the controller-manager's memory for good: ~1.7 KiB per
-// node between bare and kubelet-born nodes (measured at 5000 nodes).
+// its status — shows in the controller-manager's memory for good.
 func measureKWOK(b *testing.B, kwok string, run int, birth nodeBirth) simulatorRun {
 	c := benchCluster(b)
 	ctx := context.Background()
@@ -262,16 +264,16 @@ func measureSimulator(ctx context.Context, b *testing.B, c *local.ControlPlane, 
 	}
 }
 
-// addHeapFigures adds to each control plane component's figures its Go
-// heap in use now (go_memstats_heap_inuse_bytes) as heapInUseMiB and, for
-// those that serve /debug/pprof, its live heap after a forced collection
-// (go_gc_heap_live_bytes) as heapLiveMiB. RSS keeps the high-water mark of a
-// burst, since Go hands freed memory back to the OS lazily, and the heap in
-// use counts garbage not yet collected; the live heap is what the component
-// holds, exactly — a sampled heap profile is too coarse to compare two
-// simulators' ~10 MB apart. The collection is forced after the window, so it
-// does not count in the CPU figures.
-func addHeapFigures(b *testing.B, c *local.ControlPlane, usage map[string]map[string]float64) {
+// addHeapFigures sets each control plane component's HeapInUseMiB to its Go
+// heap in use now (go_memstats_heap_inuse_bytes) and, for those that serve
+// /debug/pprof, its HeapLiveMiB to its live heap after a forced collection
+// (go_gc_heap_live_bytes); a figure it cannot read stays nil. RSS keeps the
+// high-water mark of a burst, since Go hands freed memory back to the OS
+// lazily, and the heap in use counts garbage not yet collected; the live heap
+// is what the component holds, exactly — a sampled heap profile is too coarse
+// to tell two simulators apart. The collection is forced after the window,
+// so it does not count in the CPU figures.
+func addHeapFigures(b *testing.B, c *local.ControlPlane, usage map[string]processUsage) {
 	b.Helper()
 	client := adminHTTPClient(b, c)
 	eps, err := c.Endpoints()
@@ -279,33 +281,43 @@ func addHeapFigures(b *testing.B, c *local.ControlPlane, usage map[string]map[st
 		b.Fatal(err)
 	}
 	for name, ep := range eps {
-		if usage[name] == nil {
+		u, ok := usage[name]
+		if !ok {
 			continue
 		}
-		fams, err := localtest.Scrape(client, ep.Metrics)
-		if err != nil {
-			b.Logf("reading the heap of %s: %v", name, err)
-			continue
-		}
-		if m := fams["go_memstats_heap_inuse_bytes"].GetMetric(); len(m) == 1 {
-			usage[name]["heapInUseMiB"] = m[0].GetGauge().GetValue() / (1 << 20)
-		}
-		if name == clusterdir.Etcd {
-			continue // it serves no /debug/pprof unless started to
-		}
-		gc := strings.TrimSuffix(ep.Metrics, "/metrics") + "/debug/pprof/heap?gc=1"
-		if err := fetchProfile(client, gc, os.DevNull); err != nil {
-			b.Logf("collecting the garbage of %s: %v", name, err)
-			continue
-		}
-		if fams, err = localtest.Scrape(client, ep.Metrics); err != nil {
-			b.Logf("reading the live heap of %s: %v", name, err)
-			continue
-		}
-		if m := fams["go_gc_heap_live_bytes"].GetMetric(); len(m) == 1 {
-			usage[name]["heapLiveMiB"] = m[0].GetGauge().GetValue() / (1 << 20)
-		}
+		u.HeapInUseMiB, u.HeapLiveMiB = heapFigures(b, client, name, ep.Metrics)
+		usage[name] = u
 	}
+}
+
+// heapFigures reads the heap in use and the live heap, in MiB, of the
+// component name whose metrics are at metricsURL (see addHeapFigures).
+func heapFigures(b *testing.B, client *http.Client, name, metricsURL string) (inUse, live *float64) {
+	b.Helper()
+	fams, err := localtest.Scrape(client, metricsURL)
+	if err != nil {
+		b.Logf("reading the heap of %s: %v", name, err)
+		return nil, nil
+	}
+	if m := fams["go_memstats_heap_inuse_bytes"].GetMetric(); len(m) == 1 {
+		inUse = ptr.To(m[0].GetGauge().GetValue() / (1 << 20))
+	}
+	if name == clusterdir.Etcd {
+		return inUse, nil // it serves no /debug/pprof unless started to
+	}
+	gc := strings.TrimSuffix(metricsURL, "/metrics") + "/debug/pprof/heap?gc=1"
+	if err := fetchProfile(client, gc, os.DevNull); err != nil {
+		b.Logf("collecting the garbage of %s: %v", name, err)
+		return inUse, nil
+	}
+	if fams, err = localtest.Scrape(client, metricsURL); err != nil {
+		b.Logf("reading the live heap of %s: %v", name, err)
+		return inUse, nil
+	}
+	if m := fams["go_gc_heap_live_bytes"].GetMetric(); len(m) == 1 {
+		live = ptr.To(m[0].GetGauge().GetValue() / (1 << 20))
+	}
+	return inUse, live
 }
 
 // profileComponents, when KSCALE_BENCH_PROFILES names a folder, takes a
@@ -379,8 +391,8 @@ func waitPodCIDRs(ctx context.Context, b *testing.B, c *local.ControlPlane, sele
 
 // waitNodeWritesQuiet waits until the apiserver has served no PATCH of a
 // Node for 10 s: behind node IPAM the node lifecycle controller patches each
-// new node once, at its own pace (~45/s here), and that too must not fall
-// into one simulator's window and not the other's.
+// new node once, at its own pace, and that too must not fall into one
+// simulator's window and not the other's.
 func waitNodeWritesQuiet(b *testing.B, c *local.ControlPlane) {
 	b.Helper()
 	client, url := apiserverMetrics(b, c)
@@ -525,7 +537,7 @@ func createNodes(b *testing.B, c *local.ControlPlane, n int, birth nodeBirth) {
 // apiserver completed per second in the window, by "VERB resource[/sub]"
 // (rates under 0.5/s left out): where two simulators cost the control plane
 // differently, these say which calls differ.
-func usageAndCallsOver(b *testing.B, c *local.ControlPlane, pids map[string]int, window time.Duration) (map[string]map[string]float64, map[string]float64) {
+func usageAndCallsOver(b *testing.B, c *local.ControlPlane, pids map[string]int, window time.Duration) (map[string]processUsage, map[string]float64) {
 	b.Helper()
 	client, url := apiserverMetrics(b, c)
 	before := apiserverRequests(b, client, url)

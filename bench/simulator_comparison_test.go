@@ -6,26 +6,14 @@ import (
 	"slices"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/kscale/kscale/framework/metrics"
 )
 
 // significance is the p-value under which two simulators' runs are told
 // apart on a figure, as benchstat does.
 const significance = 0.05
-
-// figureComparison is one figure of the fleet against KWOK over their runs.
-// Every figure is a cost: lower is better.
-type figureComparison struct {
-	Figure       string  `json:"figure"`
-	Fleet        float64 `json:"fleetMean"`
-	KWOK         float64 `json:"kwokMean"`
-	DeltaPercent float64 `json:"deltaPercent"`
-	// P is the Mann–Whitney p-value that the two sets of runs come from one
-	// distribution: with four runs each, under 0.05 only when every run of
-	// one is above every run of the other.
-	P       float64 `json:"p"`
-	Verdict string  `json:"verdict"`
-}
 
 // Verdicts of a figureComparison.
 const (
@@ -61,22 +49,52 @@ func compareSimulators(fleet, kwok []simulatorRun) []figureComparison {
 	return out
 }
 
-// runFigures flattens runs into each figure's values, one per run.
+// runFigures flattens runs into each figure's values, one per run that took
+// it.
 func runFigures(runs []simulatorRun) map[string][]float64 {
 	out := map[string][]float64{}
 	for _, r := range runs {
-		out["ready seconds"] = append(out["ready seconds"], r.ReadySeconds)
-		out["oldest lease seconds"] = append(out["oldest lease seconds"], r.LeaseAgeMaxSeconds)
-		for proc, figures := range r.Processes {
-			for name, v := range figures {
-				key := proc + " " + name
-				out[key] = append(out[key], v)
-			}
+		for name, v := range r.figures() {
+			out[name] = append(out[name], v)
 		}
-		for comp, ms := range r.CPUMsPerLeaseUpdate {
-			key := fmt.Sprintf("%s CPU ms per lease renewal", comp)
-			out[key] = append(out[key], ms)
+	}
+	return out
+}
+
+// figures returns the figures of the run that compareSimulators compares, by
+// name: "ready seconds", "oldest lease seconds", "<process> <figure>" for
+// each process's figures (named as in the JSON) and "<component> CPU ms per
+// lease renewal". A figure the run did not take is left out.
+func (r simulatorRun) figures() map[string]float64 {
+	out := map[string]float64{
+		"ready seconds":        r.ReadySeconds,
+		"oldest lease seconds": r.LeaseAgeMaxSeconds,
+	}
+	for proc, u := range r.Processes {
+		for name, v := range u.figures() {
+			out[proc+" "+name] = v
 		}
+	}
+	for comp, ms := range r.CPUMsPerLeaseUpdate {
+		out[fmt.Sprintf("%s CPU ms per lease renewal", comp)] = ms
+	}
+	return out
+}
+
+// figures returns the usage's figures by their JSON names, leaving out the
+// heap figures not taken.
+func (u processUsage) figures() map[string]float64 {
+	out := map[string]float64{
+		"cores":      u.Cores,
+		"rssMiB":     u.RSSMiB,
+		"rssAnonMiB": u.RSSAnonMiB,
+		"rssFileMiB": u.RSSFileMiB,
+	}
+	if u.HeapInUseMiB != nil {
+		out["heapInUseMiB"] = *u.HeapInUseMiB
+	}
+	if u.HeapLiveMiB != nil {
+		out["heapLiveMiB"] = *u.HeapLiveMiB
 	}
 	return out
 }
@@ -94,13 +112,15 @@ func TestCompareSimulators(t *testing.T) {
 		return simulatorRun{
 			ReadySeconds:        ready,
 			LeaseAgeMaxSeconds:  10.5,
-			Processes:           map[string]map[string]float64{"kube-apiserver": {"cores": apiserverCores}, "simulator": {"rssMiB": simulatorRSS}},
+			Processes:           map[string]processUsage{"kube-apiserver": {Cores: apiserverCores, HeapInUseMiB: ptr.To(500.0)}, "simulator": {RSSMiB: simulatorRSS}},
 			CPUMsPerLeaseUpdate: map[string]float64{"kube-apiserver": apiserverCores * 2},
 		}
 	}
 	fleet := []simulatorRun{run(20, 0.70, 90), run(21, 0.75, 91), run(19, 0.72, 92), run(22, 0.80, 93)}
 	kwok := []simulatorRun{run(60, 0.71, 80), run(65, 0.74, 81), run(70, 0.73, 82), run(68, 0.76, 83)}
-	kwok[0].Processes["simulator"]["cores"] = 0.3 // in one run only: not compared
+	sim := kwok[0].Processes["simulator"]
+	sim.HeapLiveMiB = ptr.To(0.3) // in one run only: not compared
+	kwok[0].Processes["simulator"] = sim
 
 	got := map[string]figureComparison{}
 	for _, c := range compareSimulators(fleet, kwok) {
@@ -129,10 +149,16 @@ func TestCompareSimulators(t *testing.T) {
 	if c := got["simulator rssMiB"]; c.Fleet != 91.5 || c.KWOK != 81.5 || c.DeltaPercent < 12.26 || c.DeltaPercent > 12.27 {
 		t.Errorf("simulator rssMiB: fleet %v, KWOK %v, %+.2f %%; want 91.5, 81.5, +12.27 %%", c.Fleet, c.KWOK, c.DeltaPercent)
 	}
-	if _, ok := got["simulator cores"]; ok {
-		t.Error("simulator cores compared though only one KWOK run has it")
+	if _, ok := got["simulator heapLiveMiB"]; ok {
+		t.Error("simulator heapLiveMiB compared though only one KWOK run has it")
 	}
-	if len(got) != 5 {
-		t.Errorf("compared %d figures, want 5: %v", len(got), slices.Sorted(maps.Keys(got)))
+	want := []string{
+		"kube-apiserver CPU ms per lease renewal",
+		"kube-apiserver cores", "kube-apiserver heapInUseMiB", "kube-apiserver rssAnonMiB", "kube-apiserver rssFileMiB", "kube-apiserver rssMiB",
+		"oldest lease seconds", "ready seconds",
+		"simulator cores", "simulator rssAnonMiB", "simulator rssFileMiB", "simulator rssMiB",
+	}
+	if names := slices.Sorted(maps.Keys(got)); !slices.Equal(names, want) {
+		t.Errorf("compared %v, want %v", names, want)
 	}
 }

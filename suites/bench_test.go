@@ -9,7 +9,55 @@ import (
 
 	"github.com/kscale/kscale/framework/benchjson"
 	"github.com/kscale/kscale/framework/report"
+	"github.com/kscale/kscale/measurements"
 )
+
+// densityResult is what BenchmarkDensity records in density-<nodes>.json.
+type densityResult struct {
+	Nodes       int `json:"nodes"`
+	PodsPerNode int `json:"podsPerNode"`
+	// ExitCode and Verdict are the run's.
+	ExitCode int            `json:"exitCode"`
+	Verdict  report.Verdict `json:"verdict"`
+	// SecondsClusterStartToReports is the whole run, cluster start to
+	// reports written.
+	SecondsClusterStartToReports float64 `json:"secondsClusterStartToReports"`
+	ProvisionSeconds             float64 `json:"provisionSeconds"`
+	// Hollow is the run's hollow nodes; null when it started none.
+	Hollow *report.Hollow `json:"hollow"`
+	// Steps are each step's seconds, by "NN step name" (NN from 01).
+	Steps map[string]float64 `json:"steps"`
+	// Verdicts and Headline are each measurement's, by measurement name.
+	Verdicts map[string]measurements.Verdict `json:"verdicts"`
+	Headline map[string]map[string]float64   `json:"headline"`
+}
+
+// densityRepeatResult is what BenchmarkDensityRepeat records in
+// density-repeat.json.
+type densityRepeatResult struct {
+	Nodes int `json:"nodes"`
+	Runs  int `json:"runs"`
+	// Passed counts the runs that exited 0 with the verdict pass.
+	Passed int `json:"passed"`
+	// WorstAPIWindowP99Ms is the worst of the runs' WorstAPIMs.
+	WorstAPIWindowP99Ms float64            `json:"worstAPIWindowP99Ms"`
+	Results             []densityRepeatRun `json:"results"`
+}
+
+// densityRepeatRun is one run of BenchmarkDensityRepeat.
+type densityRepeatRun struct {
+	ExitCode int            `json:"exitCode"`
+	Verdict  report.Verdict `json:"verdict"`
+	// WorstAPIMs is the highest headline "worst p99 ms" (the worst 5-minute
+	// window's p99) of the run's APIResponsivenessPrometheus measurements.
+	WorstAPIMs float64 `json:"worstAPIWindowP99Ms"`
+	Seconds    float64 `json:"seconds"`
+	// Measurements are each measurement's verdict, by measurement name.
+	Measurements map[string]string `json:"measurements"`
+	// HostSaturated are "<measurement>: <why>" for the measurements that
+	// found the host saturated.
+	HostSaturated []string `json:"hostSaturated,omitempty"`
+}
 
 // BenchmarkDensity runs the density suite as `make density` does — local
 // provider, fleets, PODS_PER_NODE=30 — at KSCALE_BENCH_NODES nodes (default
@@ -36,21 +84,20 @@ func BenchmarkDensity(b *testing.B) {
 	if err != nil {
 		b.Fatalf("exit %d, no summary: %v; log:\n%s", code, err, r.tail())
 	}
-	verdicts := map[string]any{}
-	headline := map[string]any{}
+	res := densityResult{
+		Nodes: nodes, PodsPerNode: 30, ExitCode: code, Verdict: run.Verdict,
+		SecondsClusterStartToReports: elapsed.Seconds(), ProvisionSeconds: run.Cluster.ProvisionSeconds,
+		Hollow: run.Cluster.Hollow, Steps: map[string]float64{},
+		Verdicts: map[string]measurements.Verdict{}, Headline: map[string]map[string]float64{},
+	}
 	for _, m := range run.Measurements {
-		verdicts[m.Name] = m.Verdict
-		headline[m.Name] = m.Headline
+		res.Verdicts[m.Name] = m.Verdict
+		res.Headline[m.Name] = m.Headline
 	}
-	steps := map[string]float64{}
 	for _, s := range run.Steps {
-		steps[fmt.Sprintf("%02d %s", s.Index+1, s.Name)] = s.DurationSeconds
+		res.Steps[fmt.Sprintf("%02d %s", s.Index+1, s.Name)] = s.DurationSeconds
 	}
-	path, err := benchjson.Write(fmt.Sprintf("density-%d", nodes), map[string]any{
-		"nodes": nodes, "podsPerNode": 30, "exitCode": code, "verdict": run.Verdict,
-		"secondsClusterStartToReports": elapsed.Seconds(), "provisionSeconds": run.Cluster.ProvisionSeconds,
-		"hollow": run.Cluster.Hollow, "steps": steps, "verdicts": verdicts, "headline": headline,
-	})
+	path, err := benchjson.Write(fmt.Sprintf("density-%d", nodes), res)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -78,22 +125,14 @@ func BenchmarkDensityRepeat(b *testing.B) {
 			*v.to = n
 		}
 	}
-	type result struct {
-		ExitCode      int               `json:"exitCode"`
-		Verdict       report.Verdict    `json:"verdict"`
-		WorstAPIMs    float64           `json:"worstAPIWindowP99Ms"`
-		Seconds       float64           `json:"seconds"`
-		Measurements  map[string]string `json:"measurements"`
-		HostSaturated []string          `json:"hostSaturated,omitempty"`
-	}
-	var results []result
+	var results []densityRepeatRun
 	passed := 0
 	worst := 0.0
 	for i := range runs {
 		r := startSuiteArgs(b, []string{fmt.Sprintf("--nodes=%d", nodes)})
 		start := time.Now()
 		code := r.wait(b, 3*time.Hour)
-		res := result{ExitCode: code, Seconds: time.Since(start).Seconds(), Measurements: map[string]string{}}
+		res := densityRepeatRun{ExitCode: code, Seconds: time.Since(start).Seconds(), Measurements: map[string]string{}}
 		run, err := report.ReadRun(r.reportDir)
 		if err != nil {
 			b.Fatalf("run %d: exit %d, no summary: %v; log:\n%s", i+1, code, err, r.tail())
@@ -115,8 +154,8 @@ func BenchmarkDensityRepeat(b *testing.B) {
 		b.Logf("run %d of %d: exit %d, verdict %s, worst API window p99 %.0f ms, %.0f s", i+1, runs, code, run.Verdict, res.WorstAPIMs, res.Seconds)
 		results = append(results, res)
 	}
-	path, err := benchjson.Write("density-repeat", map[string]any{
-		"nodes": nodes, "runs": runs, "passed": passed, "worstAPIWindowP99Ms": worst, "results": results,
+	path, err := benchjson.Write("density-repeat", densityRepeatResult{
+		Nodes: nodes, Runs: runs, Passed: passed, WorstAPIWindowP99Ms: worst, Results: results,
 	})
 	if err != nil {
 		b.Fatal(err)

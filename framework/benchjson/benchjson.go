@@ -1,6 +1,8 @@
 // Package benchjson writes benchmark results to results/bench/<name>.json
-// under the module root, in one shape for every benchmark: its name, the
-// date, the machine, and the results. Benchmarks measure; this records.
+// under the module root, in one shape for every benchmark: a Doc holding its
+// name, the date, the machine, and the results. Benchmarks measure; this
+// records. Each benchmark declares the type of its results beside it, with
+// the JSON names its file uses.
 package benchjson
 
 import (
@@ -14,6 +16,29 @@ import (
 	"github.com/kscale/kscale/framework/binaries"
 )
 
+// Doc is a results/bench/<name>.json file.
+type Doc struct {
+	// Benchmark is the file's name without .json.
+	Benchmark string `json:"benchmark"`
+	// Date is when the file was written, UTC, RFC 3339.
+	Date    string  `json:"date"`
+	Machine Machine `json:"machine"`
+	// Results are the benchmark's figures, of the type the benchmark
+	// declares. To read them typed, set Results to a pointer to that type
+	// before unmarshalling.
+	Results any `json:"results"`
+}
+
+// Machine is what a benchmark ran on.
+type Machine struct {
+	// CPUs is runtime.NumCPU().
+	CPUs int `json:"cpus"`
+	// Go is runtime.Version().
+	Go string `json:"go"`
+	// OS is GOOS/GOARCH.
+	OS string `json:"os"`
+}
+
 // Write records results as results/bench/<name>.json and returns the path.
 func Write(name string, results any) (string, error) {
 	root, err := binaries.ModuleRoot()
@@ -24,11 +49,11 @@ func Write(name string, results any) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	doc := map[string]any{
-		"benchmark": name,
-		"date":      time.Now().UTC().Format(time.RFC3339),
-		"machine":   map[string]any{"cpus": runtime.NumCPU(), "go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH},
-		"results":   results,
+	doc := Doc{
+		Benchmark: name,
+		Date:      time.Now().UTC().Format(time.RFC3339),
+		Machine:   Machine{CPUs: runtime.NumCPU(), Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH},
+		Results:   results,
 	}
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {

@@ -47,12 +47,22 @@ func (s *stubAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// stubCreatesResult is what BenchmarkExecutorCreatesAgainstStubServer
+// records in executor-creates-stub.json: the rate and the time of one run of
+// the throughput config over one and over four connections.
+type stubCreatesResult struct {
+	Objects                         int     `json:"objects"`
+	CreatesPerSecondOneConnection   float64 `json:"createsPerSecondOneConnection"`
+	SecondsOneConnection            float64 `json:"secondsOneConnection"`
+	CreatesPerSecondFourConnections float64 `json:"createsPerSecondFourConnections"`
+	SecondsFourConnections          float64 `json:"secondsFourConnections"`
+}
+
 // BenchmarkExecutorCreatesAgainstStubServer measures the executor's own
 // ceiling: 20 000 ConfigMaps in 10 namespaces, 200 in flight, client-side
 // throttling off, over 1 and 4 HTTP/2 connections to a stub server in this
 // process. Against the local cluster the apiserver and etcd, not the
-// executor, set the pace (BenchmarkExecutorCreates in
-// framework/provider/local).
+// executor, set the pace (BenchmarkExecutorCreates in bench/).
 func BenchmarkExecutorCreatesAgainstStubServer(b *testing.B) {
 	const objects = 20000
 	stub := &stubAPIServer{}
@@ -67,9 +77,16 @@ func BenchmarkExecutorCreatesAgainstStubServer(b *testing.B) {
 	cfg := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: -1, Burst: -1}
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
-	results := map[string]any{"objects": objects}
-	for _, conns := range []int{1, 4} {
-		client, dyns, _, err := Clients(cfg, conns)
+	results := stubCreatesResult{Objects: objects}
+	for _, conn := range []struct {
+		count         int
+		name          string
+		rate, seconds *float64
+	}{
+		{1, "OneConnection", &results.CreatesPerSecondOneConnection, &results.SecondsOneConnection},
+		{4, "FourConnections", &results.CreatesPerSecondFourConnections, &results.SecondsFourConnections},
+	} {
+		client, dyns, _, err := Clients(cfg, conn.count)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -83,10 +100,9 @@ func BenchmarkExecutorCreatesAgainstStubServer(b *testing.B) {
 			b.Fatalf("run failed or incomplete: %d creates; %+v", stub.creates.Load(), res.Steps[0].Errors[:min(3, len(res.Steps[0].Errors))])
 		}
 		rate := objects / res.Steps[0].Duration.Seconds()
-		name := map[int]string{1: "OneConnection", 4: "FourConnections"}[conns]
-		b.ReportMetric(rate, "creates/s-"+strings.ToLower(name))
-		results["createsPerSecond"+name] = rate
-		results["seconds"+name] = res.Steps[0].Duration.Round(time.Millisecond).Seconds()
+		b.ReportMetric(rate, "creates/s-"+strings.ToLower(conn.name))
+		*conn.rate = rate
+		*conn.seconds = res.Steps[0].Duration.Round(time.Millisecond).Seconds()
 	}
 	if _, err := benchjson.Write("executor-creates-stub", results); err != nil {
 		b.Fatal(err)

@@ -8,6 +8,23 @@ import (
 	"github.com/kscale/kscale/framework/benchjson"
 )
 
+// fidelityResult is what BenchmarkFidelity records in fidelity.json: the
+// workloads' sizes and the merged Report's figures, status differences and
+// observations.
+type fidelityResult struct {
+	NodesPerKind int     `json:"nodesPerKind"`
+	Rounds       int     `json:"rounds"`
+	BurstPods    int     `json:"burstPods"`
+	StreamPods   int     `json:"streamPods"`
+	StreamQPS    float64 `json:"streamQPS"`
+	// Figures are the medians over the rounds, each judged against its
+	// target; Missed counts those that miss it, varying ones included.
+	Figures           []Figure           `json:"figures"`
+	Missed            int                `json:"missed"`
+	StatusDifferences []StatusDifference `json:"statusDifferences"`
+	Observations      []*Observation     `json:"observations"`
+}
+
 // BenchmarkFidelity runs the workloads on 20 kubelet morphs and 20 fleet
 // nodes, three rounds in one cluster (each kind in turn), and records every
 // figure as the median over the rounds, judged against its target, in
@@ -32,11 +49,11 @@ func BenchmarkFidelity(b *testing.B) {
 	merged := Merge(reports...)
 	b.Log("\n" + merged.String())
 	missed := merged.Missed(true)
-	path, err := benchjson.Write("fidelity", map[string]any{
-		"nodesPerKind": nodes, "rounds": rounds,
-		"burstPods": 15, "streamPods": 3 * nodes, "streamQPS": DefaultOptions().StreamQPS,
-		"figures": merged.Figures, "missed": len(missed), "statusDifferences": merged.Status,
-		"observations": merged.Observations,
+	path, err := benchjson.Write("fidelity", fidelityResult{
+		NodesPerKind: nodes, Rounds: rounds,
+		BurstPods: 15, StreamPods: 3 * nodes, StreamQPS: DefaultOptions().StreamQPS,
+		Figures: merged.Figures, Missed: len(missed), StatusDifferences: merged.Status,
+		Observations: merged.Observations,
 	})
 	if err != nil {
 		b.Fatal(err)

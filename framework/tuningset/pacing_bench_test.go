@@ -99,6 +99,7 @@ func BenchmarkQPSLoadPacing(b *testing.B) {
 	}
 }
 
+// benchResult is what BenchmarkQPSLoadPacing records in tuningset.json.
 type benchResult struct {
 	Benchmark           string       `json:"benchmark"`
 	Package             string       `json:"package"`
@@ -121,6 +122,7 @@ type benchResult struct {
 	Time                string       `json:"time"`
 }
 
+// latenessMs are percentiles of how late the starts were, in ms.
 type latenessMs struct {
 	Min float64 `json:"min"`
 	P50 float64 `json:"p50"`
@@ -129,6 +131,7 @@ type latenessMs struct {
 	Max float64 `json:"max"`
 }
 
+// benchTargets are the targets the pacing is judged against (Pass).
 type benchTargets struct {
 	RateErrorPercentMax float64 `json:"rateErrorPercentMax"`
 	P99LatenessMsMax    float64 `json:"p99LatenessMsMax"`
