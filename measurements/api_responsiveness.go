@@ -188,11 +188,22 @@ func (a *apiResponsiveness) begin(ctx context.Context, env *Env) error {
 	a.started, a.start, a.viaPrometheus = false, env.now(), env.PrometheusURL != ""
 	a.metric, a.first, a.last, a.trackers = "", nil, nil, nil
 	a.scrapes, a.failures = 0, 0
+	err := a.beginScrapes(ctx, env)
 	if a.viaPrometheus {
-		// The server keeps the history; only the start time is needed.
+		// The server keeps the history; kscale's own scrapes, when the
+		// apiserver's /metrics can be read, only cross-check it.
+		if err != nil {
+			klog.V(2).Infof("APIResponsivenessPrometheus: no cross-check of Prometheus: %v", err)
+		}
 		a.started = true
 		return nil
 	}
+	return err
+}
+
+// beginScrapes takes the first scrape and starts the background ones.
+// a.mu is held.
+func (a *apiResponsiveness) beginScrapes(ctx context.Context, env *Env) error {
 	families, err := a.fetch(ctx, env)
 	if err != nil {
 		return &NotMeasuredError{Reason: "at start: " + err.Error()}
@@ -325,23 +336,53 @@ func (a *apiResponsiveness) gather(ctx context.Context, env *Env, cfg apiRespCon
 	a.halt()
 	a.mu.Lock()
 	started, viaPrometheus, start := a.started, a.viaPrometheus, a.start
-	a.mu.Unlock()
 	if !started {
+		a.mu.Unlock()
 		return nil, fmt.Errorf("gather without a successful start")
 	}
-	var (
-		items  []apiCallItem
-		source string
-		err    error
-	)
-	if viaPrometheus {
-		items, source, err = a.queryItems(ctx, env, cfg, start, env.now())
-	} else {
-		items, source, err = a.scrapeItems(ctx, env)
+	scraping := a.trackers != nil
+	a.mu.Unlock()
+	if !viaPrometheus {
+		items, source, err := a.scrapeItems(ctx, env)
+		if err != nil {
+			return nil, err
+		}
+		return a.judgeItems(cfg, items, source)
 	}
+	items, source, err := a.queryItems(ctx, env, cfg, start, env.now())
+	if !scraping {
+		if err != nil {
+			return nil, err
+		}
+		return a.judgeItems(cfg, items, source)
+	}
+	scraped, scrapedFrom, scrapeErr := a.scrapeItems(ctx, env)
+	scrapedFrom = "kscale's scrapes of " + scrapedFrom
 	if err != nil {
-		return nil, err
+		// Prometheus could not answer: the verdict is kscale's own, and
+		// the summary says so.
+		if scrapeErr != nil {
+			return nil, err
+		}
+		summaries, verdict := a.judgeItems(cfg, scraped, scrapedFrom)
+		for i := range summaries {
+			summaries[i].CrossCheck = &CrossCheck{Source: scrapedFrom, Other: "Prometheus at " + env.PrometheusURL, Note: err.Error()}
+		}
+		return summaries, verdict
 	}
+	summaries, verdict := a.judgeItems(cfg, items, source)
+	for i := range summaries {
+		if scrapeErr != nil {
+			summaries[i].CrossCheck = &CrossCheck{Source: source, Other: scrapedFrom, Note: scrapeErr.Error()}
+			continue
+		}
+		summaries[i].CrossCheck = crossCheckAPICalls(source, scrapedFrom, items, scraped)
+	}
+	return summaries, verdict
+}
+
+// judgeItems judges items computed from source; none is "not measured".
+func (a *apiResponsiveness) judgeItems(cfg apiRespConfig, items []apiCallItem, source string) ([]Summary, error) {
 	if len(items) == 0 {
 		return nil, notMeasuredf("no API call the SLO covers was recorded in %s between start and gather", source)
 	}

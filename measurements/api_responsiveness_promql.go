@@ -4,13 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
-	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"k8s.io/klog/v2"
 
@@ -59,33 +55,13 @@ func promAPICalls(fn, series, rng string) string {
 	return fmt.Sprintf(promAPICallSeries, fn, series, rng, ex, ro, mut)
 }
 
-// promRange formats a duration as a PromQL range in whole seconds, at
-// least one.
-func promRange(d time.Duration) string {
-	return fmt.Sprintf("%ds", max(1, int(math.Ceil(d.Seconds()))))
-}
-
 // queryItems computes the items of the run from start to end with PromQL.
 func (a *apiResponsiveness) queryItems(ctx context.Context, env *Env, cfg apiRespConfig, start, end time.Time) ([]apiCallItem, string, error) {
-	client, err := api.NewClient(api.Config{Address: env.PrometheusURL})
+	prom, err := newPromQuerier(env, "APIResponsivenessPrometheus")
 	if err != nil {
-		return nil, "", fmt.Errorf("making a client of Prometheus at %q: %w", env.PrometheusURL, err)
+		return nil, "", err
 	}
-	prom := promv1.NewAPI(client)
-	query := func(q string) (model.Vector, error) {
-		v, warnings, err := prom.Query(ctx, q, end)
-		if len(warnings) > 0 {
-			klog.Warningf("APIResponsivenessPrometheus: Prometheus warns of %s: %v", q, warnings)
-		}
-		if err != nil {
-			return nil, &NotMeasuredError{Reason: fmt.Sprintf("querying Prometheus at %s for %s: %v", env.PrometheusURL, q, err)}
-		}
-		vec, ok := v.(model.Vector)
-		if !ok {
-			return nil, fmt.Errorf("querying Prometheus for %s: want a vector, got a %s", q, v.Type())
-		}
-		return vec, nil
-	}
+	query := func(q string) (model.Vector, error) { return prom.vector(ctx, q, end) }
 
 	runRange := promRange(end.Sub(start))
 	// The metric is the newest one with calls in the run: a server's
@@ -154,22 +130,15 @@ func (a *apiResponsiveness) queryItems(ctx context.Context, env *Env, cfg apiRes
 	if err != nil {
 		return nil, "", err
 	}
-	runs := map[metrics.HistogramKey]*metrics.Histogram{}
+	byItem := map[metrics.HistogramKey]model.Vector{}
 	for _, s := range v {
 		key := metrics.MakeHistogramKey(promKeyValues(s.Metric)...)
-		le, err := strconv.ParseFloat(string(s.Metric["le"]), 64)
-		if err != nil || byKey[key] == nil {
-			continue
+		if byKey[key] != nil {
+			byItem[key] = append(byItem[key], s)
 		}
-		if runs[key] == nil {
-			runs[key] = &metrics.Histogram{}
-		}
-		runs[key].Buckets = append(runs[key].Buckets, metrics.Bucket{UpperBound: le, Count: float64(s.Value)})
 	}
-	for key, h := range runs {
-		sort.Slice(h.Buckets, func(i, j int) bool { return h.Buckets[i].UpperBound < h.Buckets[j].UpperBound })
-		h.Count = h.Buckets[len(h.Buckets)-1].Count
-		byKey[key].run = *h
+	for key, buckets := range byItem {
+		byKey[key].run = histogramOfBuckets(buckets)
 	}
 
 	items := make([]apiCallItem, 0, len(byKey))

@@ -2,7 +2,6 @@ package measurements
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	testingclock "k8s.io/utils/clock/testing"
@@ -579,12 +578,6 @@ func TestAPIResponsivenessNotMeasured(t *testing.T) {
 	})
 }
 
-// promAnswer is a vector sample of the Prometheus HTTP API.
-type promAnswer struct {
-	labels map[string]string
-	value  string
-}
-
 func TestAPIResponsivenessPromQL(t *testing.T) {
 	getPods := map[string]string{"verb": "GET", "resource": "pods", "subresource": "", "scope": "resource"}
 	listNodes := map[string]string{"verb": "LIST", "resource": "nodes", "subresource": "", "scope": "cluster"}
@@ -620,28 +613,10 @@ func TestAPIResponsivenessPromQL(t *testing.T) {
 		}
 		return nil
 	}
-	var mu sync.Mutex
-	var queries []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/v1/query" || r.ParseForm() != nil {
-			http.NotFound(w, r)
-			return
-		}
-		q := r.Form.Get("query")
-		mu.Lock()
-		queries = append(queries, q)
-		mu.Unlock()
-		result := []map[string]any{}
-		for _, a := range answer(q) {
-			result = append(result, map[string]any{"metric": a.labels, "value": []any{1772366400, a.value}})
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": "vector", "result": result}})
-	}))
-	defer srv.Close()
+	prom := newFakePrometheus(t, answer)
 
 	clock := newAPIClock()
-	env := &Env{PrometheusURL: srv.URL, Clock: clock}
+	env := &Env{PrometheusURL: prom.URL, Clock: clock}
 	a := newAPIResponsiveness(false)
 	ctx := context.Background()
 	if _, err := a.Execute(ctx, env, Params{"action": "start"}); err != nil {
@@ -673,9 +648,7 @@ func TestAPIResponsivenessPromQL(t *testing.T) {
 		t.Fatalf("LIST nodes %+v", items[1])
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
-	all := strings.Join(queries, "\n")
+	all := strings.Join(prom.queries(), "\n")
 	for _, frag := range []string{
 		"increase(apiserver_request_sli_duration_seconds_count{", // tried first
 		"increase(apiserver_request_slo_duration_seconds_count{", // then the one there is

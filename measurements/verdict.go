@@ -72,6 +72,10 @@ type Summary struct {
 	// Thresholds are the limits the verdict was judged against, by the same
 	// names as Headline.
 	Thresholds map[string]float64 `json:"thresholds,omitempty"`
+	// CrossCheck, when set, compares the summary's numbers with the same
+	// numbers computed another way (kscale's scrapes against Prometheus).
+	// Information beside the verdict, which it does not change.
+	CrossCheck *CrossCheck `json:"crossCheck,omitempty"`
 	// PerfData is the summary in the format perfdash reads; nil when there
 	// is nothing to plot.
 	PerfData *metrics.PerfData `json:"-"`
