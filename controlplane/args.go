@@ -140,7 +140,7 @@ func endpoints(o *Options, component string) (health, metrics string) {
 		return base + "/healthz", base + "/metrics"
 	case clusterdir.Prometheus:
 		base := PrometheusURL(o)
-		return base + "/-/ready", base + "/metrics"
+		return base + clusterdir.PrometheusReadyPath, base + "/metrics"
 	}
 	return "", ""
 }

@@ -357,7 +357,7 @@ func (a *apiResponsiveness) gather(ctx context.Context, env *Env, cfg apiRespCon
 		return a.judgeItems(cfg, items, source)
 	}
 	scraped, scrapedFrom, scrapeErr := a.scrapeItems(ctx, env)
-	scrapedFrom = "kscale's scrapes of " + scrapedFrom
+	scrapedFrom = "kscale's scrapes of the apiserver (" + scrapedFrom + ")"
 	if err != nil {
 		// Prometheus could not answer: the verdict is kscale's own, and
 		// the summary says so.

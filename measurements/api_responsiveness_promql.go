@@ -150,7 +150,7 @@ func (a *apiResponsiveness) queryItems(ctx context.Context, env *Env, cfg apiRes
 		}
 		items = append(items, *it)
 	}
-	return items, metric + " (Prometheus)", nil
+	return items, fmt.Sprintf("Prometheus at %s (%s)", env.PrometheusURL, metric), nil
 }
 
 // promKeyValues are a sample's item labels in apiRespKeyLabels order.

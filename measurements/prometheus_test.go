@@ -315,3 +315,89 @@ func TestSLOMeasurement(t *testing.T) {
 		t.Fatalf("err %v, want a violation of 100 pods/s", err)
 	}
 }
+
+// TestAPIResponsivenessCrossCheck: with a Prometheus and a readable
+// /metrics, the verdict is Prometheus' and kscale's own scrapes stand
+// beside it, item by item.
+func TestAPIResponsivenessCrossCheck(t *testing.T) {
+	start := apiExposition(sli, apiSeries{verb: "GET", resource: "pods", scope: "resource"})
+	// GET pods: 90 calls ≤ 0.1 s, 10 ≤ 1 s: p50 55.6 ms, p90 100 ms, p99
+	// 910 ms. LIST nodes: 10 calls in (5, 30]. POST namespaces: one call,
+	// whose series Prometheus has not seen grow.
+	gather := apiExposition(sli,
+		apiSeries{verb: "GET", resource: "pods", scope: "resource", calls: [6]float64{90, 10}},
+		apiSeries{verb: "LIST", resource: "nodes", scope: "cluster", calls: [6]float64{0, 0, 0, 10}},
+		apiSeries{verb: "POST", resource: "namespaces", scope: "cluster", calls: [6]float64{1}},
+	)
+	srv := httptest.NewServer(&metricsServer{texts: []string{start, gather}})
+	defer srv.Close()
+	getPods := map[string]string{"verb": "GET", "resource": "pods", "subresource": "", "scope": "resource"}
+	listNodes := map[string]string{"verb": "LIST", "resource": "nodes", "subresource": "", "scope": "cluster"}
+	prom := newFakePrometheus(t, func(q string) []promAnswer {
+		if !strings.Contains(q, sli) {
+			return nil
+		}
+		switch {
+		case strings.HasPrefix(q, "sum by (verb, resource, subresource, scope) ("):
+			return []promAnswer{{getPods, "100"}, {listNodes, "10"}}
+		case strings.HasPrefix(q, "histogram_quantile(0.5,"):
+			// 57 ms: within 5 % of 55.6 ms. LIST nodes 20 s, far
+			// from 18.75 s but in the same (5, 30] bucket.
+			return []promAnswer{{getPods, "0.057"}, {listNodes, "20"}}
+		case strings.HasPrefix(q, "histogram_quantile(0.9,"):
+			return []promAnswer{{getPods, "0.1"}, {listNodes, "27.5"}}
+		case strings.HasPrefix(q, "histogram_quantile(0.99,"), strings.HasPrefix(q, "max_over_time("):
+			// GET pods 40 s: further from 910 ms than the width of
+			// the (30, 60] bucket.
+			return []promAnswer{{getPods, "40"}, {listNodes, "29.75"}}
+		}
+		return nil
+	})
+	clock := newAPIClock()
+	env := clientEnv(t, srv.URL, clock)
+	env.PrometheusURL = prom.URL
+	a := quiet(false)
+	ctx := context.Background()
+	if _, err := a.Execute(ctx, env, Params{"action": "start"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Step(time.Minute)
+	sums, err := a.Execute(ctx, env, Params{"action": "gather"})
+	if !errors.As(err, new(*ViolationError)) {
+		t.Fatalf("gather: %v, want Prometheus' 40 s GET pods to violate", err)
+	}
+	c := sums[0].CrossCheck
+	if c == nil || !strings.HasPrefix(c.Source, "Prometheus at "+prom.URL) || !strings.HasPrefix(c.Other, "kscale's scrapes of the apiserver") {
+		t.Fatalf("cross-check %+v", c)
+	}
+	var bad []string
+	for _, r := range c.Disagreements() {
+		bad = append(bad, r.Item+" "+r.What)
+	}
+	want := []string{"GET pods scope=resource p99", "GET pods scope=resource worst-window p99"}
+	if !reflect.DeepEqual(bad, want) || len(c.Rows) != 8 {
+		t.Fatalf("disagreements %q of %d rows, want %q of 8", bad, len(c.Rows), want)
+	}
+	if len(c.Missing) != 1 || !strings.HasPrefix(c.Missing[0], "POST namespaces scope=cluster: 1 calls in kscale's scrapes") {
+		t.Fatalf("missing %q", c.Missing)
+	}
+
+	t.Run("Prometheus unreachable: kscale's own numbers judge", func(t *testing.T) {
+		closed := httptest.NewServer(http.NotFoundHandler())
+		closed.Close()
+		srv := httptest.NewServer(&metricsServer{texts: []string{start, gather}})
+		defer srv.Close()
+		env := clientEnv(t, srv.URL, clock)
+		env.PrometheusURL = closed.URL
+		a := quiet(false)
+		if _, err := a.Execute(ctx, env, Params{"action": "start"}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Step(time.Minute)
+		sums, err := a.Execute(ctx, env, Params{"action": "gather"})
+		if err != nil || sums[0].CrossCheck == nil || !strings.Contains(sums[0].CrossCheck.Note, "querying Prometheus") ||
+			!strings.HasPrefix(sums[0].CrossCheck.Source, "kscale's scrapes") {
+			t.Fatalf("err %v summaries %+v", err, sums)
+		}
+	})
+}

@@ -15,6 +15,9 @@ const (
 	// Prometheus is the optional Prometheus server that scrapes the others
 	// (Options.Prometheus); it is not in Components.
 	Prometheus = "prometheus"
+	// PrometheusReadyPath is the Prometheus server's readiness endpoint
+	// under its URL, the path of its state's health URL.
+	PrometheusReadyPath = "/-/ready"
 )
 
 // Components lists the control-plane components in start order; they stop in

@@ -207,6 +207,9 @@ type apiCallTable struct {
 	// thresholds but passed (enableViolations: false).
 	Enforced bool
 	Rows     []apiCallRow
+	// CrossCheck compares the table's numbers with the same computed
+	// another way; nil when the run had no second way.
+	CrossCheck *measurements.CrossCheck
 }
 
 type apiCallRow struct {
@@ -356,7 +359,7 @@ func newPodStartupView(m Measurement) podStartupView {
 }
 
 func newAPICallTable(m Measurement) apiCallTable {
-	t := apiCallTable{Name: summaryName(m), P99Label: "p99 (worst 5-min window)", Enforced: m.Verdict == measurements.Violated}
+	t := apiCallTable{Name: summaryName(m), P99Label: "p99 (worst 5-min window)", Enforced: m.Verdict == measurements.Violated, CrossCheck: m.CrossCheck}
 	if m.Method == methodAPIRespSimple {
 		t.P99Label = "p99 (whole run)"
 	}
@@ -608,6 +611,19 @@ var reportHTML = template.Must(template.New("report").Funcs(htmlFuncs).Parse(`<!
 <tr{{if .Violated}} class="bad"{{end}}><td>{{.Verb}}</td><td>{{.Resource}}</td><td>{{.Subresource}}</td><td>{{.Scope}}</td><td class="num">{{.Count}}</td><td class="num">{{.SlowCount}}</td><td class="num">{{num .P50}}</td><td class="num">{{num .P90}}</td><td class="num">{{num .P99}}</td><td>{{if .Violated}}<span class="violated">{{if $table.Enforced}}violated{{else}}over (not enforced){{end}}</span>{{else}}<span class="pass">ok</span>{{end}}</td></tr>
 {{- end}}
 </table>
+{{- with .CrossCheck}}
+<details class="crosscheck"><summary>{{.String}}</summary>
+<p class="muted">numbers from {{.Source}}, compared with {{.Other}}</p>
+{{- if .Rows}}
+<table class="crosscheck"><tr><th>call</th><th>number</th><th class="num">this table (ms)</th><th class="num">other (ms)</th><th>agree</th></tr>
+{{- range .Rows}}
+<tr{{if not .Agree}} class="bad"{{end}}><td>{{.Item}}</td><td>{{.What}}</td><td class="num">{{num .Value}}</td><td class="num">{{num .Other}}</td><td>{{if .Agree}}<span class="pass">yes</span>{{else}}<span class="violated">no</span>{{end}}</td></tr>
+{{- end}}
+</table>
+{{- end}}
+{{- if .Missing}}<ul class="plain">{{range .Missing}}<li>{{.}}</li>{{end}}</ul>{{end}}
+</details>
+{{- end}}
 {{- else}}
 <p class="nodata">No API call latency was measured.</p>
 {{- end}}

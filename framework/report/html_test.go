@@ -100,7 +100,15 @@ func reportFixture() *Run {
 					call("POST", "pods", "", "namespace", 3000, 0, 9, 21, 96.5),
 					call("GET", "nodes", "", "resource", 20400, 0, 2.4, 6.8, 14),
 					call("PUT", "leases", "", "namespace", 14893, 0, 3.1, 7.5, 22.25),
-				}}},
+				}},
+				CrossCheck: &measurements.CrossCheck{
+					Source: "Prometheus at http://127.0.0.1:9090 (apiserver_request_sli_duration_seconds)", Other: "kscale's scrapes of the apiserver (apiserver_request_sli_duration_seconds)",
+					Rows: []measurements.CrossCheckRow{
+						{Item: "PATCH nodes/status scope=resource", What: "p99", Unit: "ms", Value: 1420, Other: 1390, Agree: true},
+						{Item: "PUT leases scope=namespace", What: "p99", Unit: "ms", Value: 22.25, Other: 48, Agree: false},
+					},
+					Missing: []string{"POST namespaces scope=cluster: 1 calls in kscale's scrapes of the apiserver (apiserver_request_sli_duration_seconds) only"},
+				}},
 			{Method: "SchedulingThroughput", Identifier: "SchedulingThroughput", Name: "SchedulingThroughput",
 				Verdict:    measurements.Pass,
 				Headline:   map[string]float64{"p50 pods/s": 61.5, "p90 pods/s": 88, "p99 pods/s": 95.2, "max pods/s": 97.5, "scheduled pods": 2990, "windows": 36},
@@ -149,6 +157,8 @@ func TestHTMLContents(t *testing.T) {
 		`<li>PATCH nodes/status scope=resource: p99 (worst 5-min window) 1.42s &gt; 1s</li></ul><p class="saturated">host saturated: 98% of 2 cores busy over the violating window 09:04:30–09:09:30</p>`,
 		"Control-plane CPU", "Control-plane memory", "Scheduling throughput", "Nodes ready",
 		">kube-controller-manager</text>",
+		"1 of 2 numbers agree within 5% or one bucket",
+		`<tr class="bad"><td>PUT leases scope=namespace</td><td>p99</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html lacks %q", want)

@@ -135,6 +135,8 @@ type Measurement struct {
 	// summary.json: its PerfData, or clusterloader2's shape for it.
 	PerfDataFile string                     `json:"perfDataFile,omitempty"`
 	Series       map[string][]metrics.Point `json:"series,omitempty"`
+	// CrossCheck is the summary's (measurements.Summary.CrossCheck).
+	CrossCheck *measurements.CrossCheck `json:"crossCheck,omitempty"`
 }
 
 // FromSummary copies a measurement summary into the report's form.
@@ -145,7 +147,7 @@ func FromSummary(s measurements.Summary, perfDataFile string) Measurement {
 		// An empty group's summary judges nothing (measurements.Summary.Empty).
 		SLO: s.SLO && !s.Empty, Optional: s.Optional, Window: s.Window, HostSaturated: s.HostSaturated,
 		Headline: s.Headline, Thresholds: s.Thresholds,
-		PerfData: s.PerfData, PerfDataFile: perfDataFile, Series: s.Series,
+		PerfData: s.PerfData, PerfDataFile: perfDataFile, Series: s.Series, CrossCheck: s.CrossCheck,
 	}
 }
 

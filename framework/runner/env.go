@@ -51,6 +51,22 @@ func localComponents(clusterDir, kubeconfig string, cfg *rest.Config) ([]measure
 	return out, clusterdir.Dir(clusterDir), nil
 }
 
+// splitPrometheus takes the local cluster's Prometheus server out of its
+// components: it observes the system under test and is not part of it. It
+// returns the other components and the server's URL, "" when it runs none.
+func splitPrometheus(components []measurements.Component) ([]measurements.Component, string) {
+	var out []measurements.Component
+	url := ""
+	for _, c := range components {
+		if c.Name == clusterdir.Prometheus {
+			url = strings.TrimSuffix(c.HealthURL, clusterdir.PrometheusReadyPath)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, url
+}
+
 // ParseComponent reads an --observe value, NAME=METRICS_URL: a process
 // outside the control plane (a hollow-node fleet) whose usage the run
 // reports from its process metrics.

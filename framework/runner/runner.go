@@ -50,8 +50,9 @@ type Options struct {
 	// measurements read (metrics, CPU and memory); empty means the
 	// kubeconfig's folder when it holds a kscale cluster.
 	ClusterDir string
-	// PrometheusURL is a Prometheus server that scrapes the cluster, for
-	// the API latency SLI where the apiservers cannot be scraped directly.
+	// PrometheusURL is a Prometheus server that scrapes the cluster, which
+	// the PromQL measurements query; empty means the local cluster's own
+	// when it runs one (kscale cluster up --prometheus).
 	PrometheusURL string
 	// Components are more processes to observe.
 	Components []measurements.Component
@@ -235,6 +236,10 @@ func Start(ctx context.Context, o Options, warn io.Writer) (*Session, error) {
 	components, clusterDir, err := localComponents(o.ClusterDir, o.Kubeconfig, restCfg)
 	if err != nil {
 		return nil, err
+	}
+	components, clusterProm := splitPrometheus(components)
+	if o.PrometheusURL == "" {
+		o.PrometheusURL = clusterProm
 	}
 	runID := newRunID()
 	klog.InfoS("Starting the run", "config", c.Config.Name, "run", runID, "namespaces", c.Config.Namespace.Number)
