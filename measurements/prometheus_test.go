@@ -218,7 +218,7 @@ func TestSchedulingThroughputPrometheus(t *testing.T) {
 		switch {
 		case strings.HasPrefix(q, "max_over_time(sum(irate("):
 			return []promAnswer{{nil, "42.5"}}
-		case strings.HasPrefix(q, "sum(increase("):
+		case strings.HasPrefix(q, "sum(apiserver_request_total{") && strings.HasSuffix(q, " offset 1s)"):
 			return []promAnswer{{nil, "999.6"}}
 		}
 		return nil

@@ -24,8 +24,10 @@ const (
 	// every 5 s over (1) the span of the measurement.
 	promMaxSchedulingRate = `max_over_time(sum(irate(` + bindingsSelector + `[1m]))[%s:5s])`
 	// promBindings counts the bindings over (1) the span, which the
-	// summary reports beside the rate.
-	promBindings = `sum(increase(` + bindingsSelector + `[%s]))`
+	// summary reports beside the rate: the counter at the last scrape less
+	// the counter at the last scrape before the span. increase() would
+	// extrapolate a burst to the span's ends and count pods never bound.
+	promBindings = `sum(` + bindingsSelector + ` - ` + bindingsSelector + ` offset %s)`
 )
 
 // schedulingThroughputProm is SchedulingThroughputPrometheus: the scheduler's
@@ -85,7 +87,9 @@ func (s *schedulingThroughputProm) gather(ctx context.Context, p *promQuerier, s
 		PerfData: &metrics.PerfData{Version: metrics.PerfDataVersion, DataItems: []metrics.DataItem{{Data: map[string]float64{"Max": maxRate}, Unit: "1/s"}}},
 		Headline: map[string]float64{"max pods/s": maxRate},
 	}
-	if len(bound) == 1 {
+	if len(bound) == 1 && bound[0].Value >= 0 {
+		// A negative difference is a counter reset (a restarted
+		// apiserver): the count is unknown.
 		sum.Headline["bindings"] = math.Round(float64(bound[0].Value))
 	}
 	if threshold <= 0 {
