@@ -41,9 +41,16 @@ rules:
 func benchCluster(b *testing.B, apiserverArgs ...string) *local.ControlPlane {
 	b.Helper()
 	o := controlplane.DefaultOptions()
+	o.APIServerArgs = apiserverArgs
+	return startBenchCluster(b, o)
+}
+
+// startBenchCluster starts a cluster of options o on free ports, stopped
+// with the benchmark, whose logs a failed benchmark keeps.
+func startBenchCluster(b *testing.B, o controlplane.Options) *local.ControlPlane {
+	b.Helper()
 	o.APIServerPort = 0
 	o.StopWithCaller = true
-	o.APIServerArgs = apiserverArgs
 	c, err := local.Start(context.Background(), filepath.Join(b.TempDir(), "cluster"), o, nil)
 	if err != nil {
 		b.Fatal(err)

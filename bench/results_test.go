@@ -214,3 +214,38 @@ type figureComparison struct {
 	// Verdict is atOrBelow, notToldApart or aboveAndToldApart.
 	Verdict string `json:"verdict"`
 }
+
+// prometheusCrossCheckResult is what BenchmarkPrometheusCrossCheck100
+// records in prometheus-crosscheck-100.json.
+type prometheusCrossCheckResult struct {
+	Nodes int `json:"nodes"`
+	Pods  int `json:"pods"`
+	// MinCalls is the calls an API call item needs to be compared.
+	MinCalls int `json:"minCalls"`
+	// Items are the API call items Prometheus reported;
+	// ItemsOnOneSideOnly those only one side had.
+	Items              int `json:"items"`
+	ItemsOnOneSideOnly int `json:"itemsOnOneSideOnly"`
+	// Quantiles compare each quantile of the compared items, by name
+	// ("p50", "p99", "worst-window p99").
+	Quantiles map[string]*quantileAgreement `json:"quantiles"`
+	// ScheduledPods is kscale's count of the measured pods scheduled;
+	// PrometheusBindings the bindings' counter difference over the span;
+	// GenericQueryBindings clusterloader2's increase() of it.
+	ScheduledPods        float64 `json:"scheduledPods"`
+	PrometheusBindings   float64 `json:"prometheusBindings"`
+	GenericQueryBindings float64 `json:"genericQueryBindings"`
+	// ThroughputMax and PrometheusThroughputMax are the largest scheduling
+	// rates, in pods/s, of SchedulingThroughput and
+	// SchedulingThroughputPrometheus.
+	ThroughputMax           float64 `json:"throughputMax"`
+	PrometheusThroughputMax float64 `json:"prometheusThroughputMax"`
+}
+
+// quantileAgreement is how one quantile of the API call items compared.
+type quantileAgreement struct {
+	Compared int `json:"compared"`
+	Agree    int `json:"agree"`
+	// MaxRelativeDiff is the largest |a-b|/max(a,b) among them.
+	MaxRelativeDiff float64 `json:"maxRelativeDiff"`
+}

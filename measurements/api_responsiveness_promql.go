@@ -125,6 +125,20 @@ func (a *apiResponsiveness) queryItems(ctx context.Context, env *Env, cfg apiRes
 			return nil, "", err
 		}
 		set(v, func(it *apiCallItem) *float64 { return &it.Window99 })
+		// The subquery's steps fall on multiples of the step, so the
+		// calls after its last one are in none of its windows: the
+		// window that ends at gather is asked for on its own, as
+		// kscale's own scrapes end with one.
+		last, err := query(fmt.Sprintf(promAPICallRunQuantile, 0.99, rates))
+		if err != nil {
+			return nil, "", err
+		}
+		for _, s := range last {
+			it := byKey[metrics.MakeHistogramKey(promKeyValues(s.Metric)...)]
+			if v := float64(s.Value); it != nil && !math.IsNaN(v) && (math.IsNaN(it.Window99) || v > it.Window99) {
+				it.Window99 = v
+			}
+		}
 	}
 	v, err := query(fmt.Sprintf(promAPICallRunBuckets, buckets))
 	if err != nil {

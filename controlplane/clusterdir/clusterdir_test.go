@@ -125,3 +125,22 @@ func TestMintKubeconfig(t *testing.T) {
 		t.Errorf("minted certificate does not verify against the kubeconfig's CA: %v", err)
 	}
 }
+
+func TestStatePrometheusURL(t *testing.T) {
+	apiserver := Component{Name: APIServer, HealthURL: "https://127.0.0.1:6443/readyz"}
+	prom := Component{Name: Prometheus, HealthURL: "http://127.0.0.1:9090" + PrometheusReadyPath}
+	for name, c := range map[string]struct {
+		components []Component
+		want       string
+	}{
+		"with Prometheus":    {[]Component{apiserver, prom}, "http://127.0.0.1:9090"},
+		"without Prometheus": {[]Component{apiserver}, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := &State{Components: c.components}
+			if got := s.PrometheusURL(); got != c.want {
+				t.Fatalf("PrometheusURL() = %q, want %q", got, c.want)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -58,6 +59,15 @@ func (s *State) Component(name string) *Component {
 		}
 	}
 	return nil
+}
+
+// PrometheusURL is the URL of the cluster's Prometheus server, "" when it
+// runs none.
+func (s *State) PrometheusURL() string {
+	if p := s.Component(Prometheus); p != nil {
+		return strings.TrimSuffix(p.HealthURL, PrometheusReadyPath)
+	}
+	return ""
 }
 
 // ErrNoState means the folder has never held a started cluster.

@@ -21,8 +21,10 @@ import (
 // own TLS identity, which the local cluster's components trust. An empty
 // clusterDir is looked for beside the kubeconfig (kscale cluster up writes
 // DIR/admin.kubeconfig); a cluster that is not local gives none, and the
-// measurements that need the processes say so.
-func localComponents(clusterDir, kubeconfig string, cfg *rest.Config) ([]measurements.Component, clusterdir.Dir, error) {
+// measurements that need the processes say so. The cluster's Prometheus
+// server, which observes the system under test rather than being part of
+// it, is not among the components: its URL is returned.
+func localComponents(clusterDir, kubeconfig string, cfg *rest.Config) (components []measurements.Component, dir clusterdir.Dir, prometheusURL string, err error) {
 	explicit := clusterDir != ""
 	if !explicit {
 		clusterDir = filepath.Dir(kubeconfig)
@@ -30,16 +32,19 @@ func localComponents(clusterDir, kubeconfig string, cfg *rest.Config) ([]measure
 	state, err := clusterdir.Dir(clusterDir).ReadState()
 	if err != nil {
 		if !explicit && (errors.Is(err, clusterdir.ErrNoState) || os.IsNotExist(err)) {
-			return nil, "", nil
+			return nil, "", "", nil
 		}
-		return nil, "", &InputError{fmt.Errorf("--cluster-dir %s: %w", clusterDir, err)}
+		return nil, "", "", &InputError{fmt.Errorf("--cluster-dir %s: %w", clusterDir, err)}
 	}
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return nil, "", fmt.Errorf("building the metrics client: %w", err)
+		return nil, "", "", fmt.Errorf("building the metrics client: %w", err)
 	}
 	var out []measurements.Component
 	for _, c := range state.Components {
+		if c.Name == clusterdir.Prometheus {
+			continue
+		}
 		client := httpClient
 		if c.Name == "etcd" {
 			client = http.DefaultClient // plain HTTP on loopback
@@ -48,23 +53,7 @@ func localComponents(clusterDir, kubeconfig string, cfg *rest.Config) ([]measure
 			Name: c.Name, PID: c.PID, MetricsURL: c.MetricsURL, HealthURL: c.HealthURL, HTTP: client,
 		})
 	}
-	return out, clusterdir.Dir(clusterDir), nil
-}
-
-// splitPrometheus takes the local cluster's Prometheus server out of its
-// components: it observes the system under test and is not part of it. It
-// returns the other components and the server's URL, "" when it runs none.
-func splitPrometheus(components []measurements.Component) ([]measurements.Component, string) {
-	var out []measurements.Component
-	url := ""
-	for _, c := range components {
-		if c.Name == clusterdir.Prometheus {
-			url = strings.TrimSuffix(c.HealthURL, clusterdir.PrometheusReadyPath)
-			continue
-		}
-		out = append(out, c)
-	}
-	return out, url
+	return out, clusterdir.Dir(clusterDir), state.PrometheusURL(), nil
 }
 
 // ParseComponent reads an --observe value, NAME=METRICS_URL: a process

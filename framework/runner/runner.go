@@ -233,11 +233,10 @@ func Start(ctx context.Context, o Options, warn io.Writer) (*Session, error) {
 			return nil, fmt.Errorf("saving the generated config: %w", err)
 		}
 	}
-	components, clusterDir, err := localComponents(o.ClusterDir, o.Kubeconfig, restCfg)
+	components, clusterDir, clusterProm, err := localComponents(o.ClusterDir, o.Kubeconfig, restCfg)
 	if err != nil {
 		return nil, err
 	}
-	components, clusterProm := splitPrometheus(components)
 	if o.PrometheusURL == "" {
 		o.PrometheusURL = clusterProm
 	}

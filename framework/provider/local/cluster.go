@@ -30,6 +30,9 @@ type ControlPlane struct {
 	fleetTargets []string
 }
 
+// PrometheusURL is the cluster's Prometheus server, "" when it runs none.
+func (c *ControlPlane) PrometheusURL() string { return c.State.PrometheusURL() }
+
 // Endpoint is where one component serves its health and metrics.
 type Endpoint struct {
 	Health  string

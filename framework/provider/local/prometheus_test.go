@@ -15,10 +15,6 @@ import (
 	"testing"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-
 	"github.com/kscale/kscale/controlplane"
 	"github.com/kscale/kscale/framework/provider/local/localtest"
 	"github.com/kscale/kscale/measurements"
@@ -55,11 +51,13 @@ func TestPrometheusInTheLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prom := saved.Component("prometheus")
-	if prom == nil || !prom.Ready {
+	if prom := saved.Component("prometheus"); prom == nil || !prom.Ready {
 		t.Fatalf("no ready prometheus in the cluster's state: %+v", saved.Components)
 	}
-	base := prom.MetricsURL[:len(prom.MetricsURL)-len("/metrics")]
+	base := c.PrometheusURL()
+	if base == "" || base != saved.PrometheusURL() {
+		t.Fatalf("the cluster's Prometheus URL %q, in its saved state %q", base, saved.PrometheusURL())
+	}
 
 	want := []string{"etcd", "hollow-nodes", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
 	var last string
@@ -98,94 +96,22 @@ func TestPrometheusInTheLoop(t *testing.T) {
 // promFleetNodes is the fleet's size in TestPrometheusInTheLoop.
 const promFleetNodes = 10
 
-// crossCheck runs a deployment of pods onto the fleet and a burst of LISTs,
-// measured by APIResponsivenessPrometheus with the cluster's Prometheus
-// (which scrapes the apiserver itself as well, and compares), by
-// SchedulingThroughput and SchedulingThroughputPrometheus, and by the
-// PromQL-only methods. Every API call item with enough calls on both sides
-// must agree within measurements.CrossCheckTolerance or one bucket, and
-// both sides must count the same bindings within 5 %.
-//
-// A warm-up deployment first makes every series the workload touches
-// exist before the start: Prometheus cannot see the first calls of a
-// series born between two scrapes (increase() has no earlier sample), a
-// difference of construction the docs describe.
+// crossCheck measures localtest.BothWays on the fleet: every API call item
+// with enough calls on both sides must agree within
+// measurements.CrossCheckTolerance or one bucket, both sides must count
+// the same bindings within 5 %, and the PromQL-only methods must measure.
 func crossCheck(ctx context.Context, t *testing.T, c *ControlPlane, promURL string) {
-	ns := testNamespace(t, c)
-	sel := map[string]string{HollowLabel: "prom"}
-	run := func(name string, replicas int32) {
-		t.Helper()
-		if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, localtest.PauseDeployment(name, sel, replicas), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-			list, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
-			if err != nil {
-				return false, nil
-			}
-			running := 0
-			for _, p := range list.Items {
-				if p.Status.Phase == v1.PodRunning {
-					running++
-				}
-			}
-			return running == int(replicas), nil
-		})
-		if err != nil {
-			t.Fatalf("deployment %s: pods not all running: %v", name, err)
-		}
+	const pods, lists = 300, 60
+	byName, err := localtest.BothWays{
+		Client: c.Client, Config: c.Config, PrometheusURL: promURL, Scrape: promScrape,
+		Namespace: testNamespace(t, c), NodeSelector: map[string]string{HollowLabel: "prom"},
+		Pods: pods, Lists: lists, Progress: testWriter{t},
+	}.Measure(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	run("warm-up", 20)
-	const lists = 60
-	listTemplates := func() {
-		t.Helper()
-		for range lists {
-			if _, err := c.Client.CoreV1().PodTemplates(ns).List(ctx, metav1.ListOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	listTemplates()
-	// Two scrapes, so that the warm-up's series have a sample before the
-	// start.
-	time.Sleep(2 * promScrape)
-
-	env := &measurements.Env{Client: c.Client, Config: c.Config, PrometheusURL: promURL, Progress: testWriter{t}}
-	m := measurements.NewManager(env)
-	exec := func(method, id string, params map[string]any) {
-		t.Helper()
-		if err := m.Execute(ctx, method, id, params); err != nil {
-			t.Fatalf("%s %v: %v", method, params["action"], err)
-		}
-	}
-	queries := []any{map[string]any{"name": "Bindings", "query": `sum(increase(apiserver_request_total{verb="POST",resource="pods",subresource="binding",code="201"}[%v]))`, "threshold": 1, "lowerBound": true}}
-	for _, e := range []struct {
-		method string
-		params map[string]any
-	}{
-		{"APIResponsivenessPrometheus", map[string]any{"enableViolations": false}},
-		{"SchedulingThroughput", map[string]any{"labelSelector": "app=measured"}},
-		{"SchedulingThroughputPrometheus", map[string]any{}},
-		{"PrometheusSchedulingMetrics", map[string]any{}},
-		{"GenericPrometheusQuery", map[string]any{"metricName": "bindings", "metricVersion": "v1", "unit": "pods", "queries": queries}},
-	} {
-		e.params["action"] = "start"
-		exec(e.method, e.method, e.params)
-	}
-	listTemplates()
-	const pods = 300
-	run("measured", pods)
-	// Prometheus' last scrape must follow the last call the workload made.
-	time.Sleep(2 * promScrape)
-	for _, method := range []string{"SchedulingThroughput", "SchedulingThroughputPrometheus", "PrometheusSchedulingMetrics", "APIResponsivenessPrometheus"} {
-		exec(method, method, map[string]any{"action": "gather", "enableViolations": false})
-	}
-	exec("GenericPrometheusQuery", "GenericPrometheusQuery", map[string]any{"action": "gather", "enableViolations": true})
-
-	byName := map[string]measurements.Summary{}
-	for _, s := range m.Summaries() {
-		byName[s.FileName()] = s
-		t.Logf("%s: %s %v", s.FileName(), s.Verdict, s.Headline)
+	for name, s := range byName {
+		t.Logf("%s: %s %v", name, s.Verdict, s.Headline)
 	}
 	api := byName["APIResponsivenessPrometheus"]
 	cc := api.CrossCheck
@@ -193,33 +119,22 @@ func crossCheck(ctx context.Context, t *testing.T, c *ControlPlane, promURL stri
 		t.Fatalf("API call latency: cross-check %+v", cc)
 	}
 	t.Log(cc.String())
-	counts := map[string]int{}
-	for _, it := range api.PerfData.DataItems {
-		n, _ := strconv.Atoi(it.Labels["Count"])
-		name := it.Labels["Verb"] + " " + it.Labels["Resource"]
-		if it.Labels["Subresource"] != "" {
-			name += "/" + it.Labels["Subresource"]
-		}
-		counts[name+" scope="+it.Labels["Scope"]] = n
-	}
-	compared := 0
 	for _, r := range cc.Rows {
 		t.Logf("%-45s %-17s Prometheus %9.2f ms  kscale %9.2f ms  agree %v", r.Item, r.What, r.Value, r.Other, r.Agree)
-		if counts[r.Item] < promMinCalls {
-			continue
-		}
-		compared++
+	}
+	compared, calls := localtest.ComparedRows(api)
+	for _, r := range compared {
 		if !r.Agree {
 			t.Errorf("%s %s: Prometheus %.2f ms, kscale %.2f ms: more than %g%% and one bucket apart", r.Item, r.What, r.Value, r.Other, 100*measurements.CrossCheckTolerance)
 		}
 	}
 	for _, item := range []string{"LIST podtemplates scope=namespace", "POST pods/binding scope=resource"} {
-		if counts[item] < promMinCalls {
-			t.Errorf("%s: %d calls in Prometheus' numbers, want at least %d", item, counts[item], promMinCalls)
+		if calls[item] < localtest.MinCalls {
+			t.Errorf("%s: %d calls in Prometheus' numbers, want at least %d", item, calls[item], localtest.MinCalls)
 		}
 	}
-	if compared < 8 {
-		t.Errorf("only %d numbers of items with %d calls or more to compare", compared, promMinCalls)
+	if len(compared) < 8 {
+		t.Errorf("only %d numbers of items with %d calls or more to compare", len(compared), localtest.MinCalls)
 	}
 
 	direct, viaProm := byName["SchedulingThroughput"], byName["SchedulingThroughputPrometheus"]
@@ -236,8 +151,8 @@ func crossCheck(ctx context.Context, t *testing.T, c *ControlPlane, promURL stri
 	if sched.Verdict != measurements.Pass || sched.Headline["pod_scheduling_sli p99 ms"] <= 0 {
 		t.Errorf("PrometheusSchedulingMetrics: %s %s %v", sched.Verdict, sched.Reason, sched.Headline)
 	}
-	// increase() extrapolates the burst to the span's ends: at least the
-	// pods bound, and no more than the span holds scrape intervals.
+	// increase() extrapolates the burst to the span's ends, so it counts
+	// more than the pods bound, never fewer.
 	if g := byName["GenericPrometheusQuery bindings"]; g.Verdict != measurements.Pass || !g.SLO || g.Headline["Bindings"] < 0.95*pods {
 		t.Errorf("GenericPrometheusQuery: %s %s %v", g.Verdict, g.Reason, g.Headline)
 	}
@@ -253,13 +168,6 @@ func mustDuration(s string) time.Duration {
 	}
 	return d
 }
-
-const (
-	// promMinCalls is how many calls an item needs for its quantiles to
-	// be compared: with fewer, one call more or less on a side moves the
-	// p99 across buckets.
-	promMinCalls = 50
-)
 
 // promTargets returns the jobs of Prometheus' active targets, sorted, and
 // "up" when every one was scraped with success, else the first other
