@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,14 +81,14 @@ func BenchmarkPrometheusCrossCheck100(b *testing.B) {
 	res.ScheduledPods, res.PrometheusBindings = direct.Headline["scheduled pods"], prom.Headline["bindings"]
 	res.ThroughputMax, res.PrometheusThroughputMax = direct.Headline["max pods/s"], prom.Headline["max pods/s"]
 	res.GenericQueryBindings = byName["GenericPrometheusQuery bindings"].Headline["Bindings"]
-	for what, q := range res.Quantiles {
-		b.ReportMetric(float64(q.Agree)/float64(q.Compared), "agree-"+what)
-	}
-	b.ReportMetric(res.PrometheusThroughputMax/res.ThroughputMax, "throughput-ratio")
 	for name, s := range byName {
 		if s.Verdict != measurements.Pass {
 			b.Errorf("%s: %s %s", name, s.Verdict, s.Reason)
 		}
 	}
 	writeBench(b, "prometheus-crosscheck-100", res)
+	for what, q := range res.Quantiles {
+		b.ReportMetric(float64(q.Agree)/float64(q.Compared), "agree-"+strings.ReplaceAll(what, " ", "-"))
+	}
+	b.ReportMetric(res.PrometheusThroughputMax/res.ThroughputMax, "throughput-ratio")
 }
