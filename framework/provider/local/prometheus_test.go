@@ -17,6 +17,7 @@ import (
 
 	"github.com/kscale/kscale/controlplane"
 	"github.com/kscale/kscale/framework/provider/local/localtest"
+	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/measurements"
 )
 
@@ -91,6 +92,40 @@ func TestPrometheusInTheLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	crossCheck(ctx, t, c, base)
+	runFindsPrometheus(t, c)
+}
+
+// runFindsPrometheus runs testdata/prometheus with kscale run and no
+// --prometheus-url: the run finds the cluster's Prometheus in its folder,
+// its GenericPrometheusQuery measures and judges, and Prometheus is not
+// one of the processes whose usage it reports.
+func runFindsPrometheus(t *testing.T, c *ControlPlane) {
+	reports := t.TempDir()
+	r := runBinary(t, "kscale", nil, "run", "--testconfig", "testdata/prometheus/config.yaml",
+		"--kubeconfig", c.Dir.AdminKubeconfig(), "--report-dir", reports)
+	if r.code != 0 {
+		t.Fatalf("kscale run: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	run := readReport(t, reports)
+	found := false
+	for _, m := range run.Measurements {
+		switch m.Method {
+		case "GenericPrometheusQuery":
+			found = true
+			if m.Verdict != measurements.Pass || !m.SLO || m.Headline["Total"] < 20 {
+				t.Errorf("GenericPrometheusQuery: %s %s, SLO %v, %v", m.Verdict, m.Reason, m.SLO, m.Headline)
+			}
+		case "ResourceUsageSummary":
+			for _, it := range m.PerfData.DataItems {
+				if it.Labels["Component"] == "prometheus" {
+					t.Errorf("ResourceUsageSummary reports Prometheus' own usage: %+v", it)
+				}
+			}
+		}
+	}
+	if !found || run.Verdict != report.RunPass {
+		t.Errorf("run verdict %s, GenericPrometheusQuery reported: %v", run.Verdict, found)
+	}
 }
 
 // promFleetNodes is the fleet's size in TestPrometheusInTheLoop.
