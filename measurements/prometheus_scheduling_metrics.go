@@ -53,15 +53,7 @@ func (*promSchedulingMetrics) gather(ctx context.Context, p *promQuerier, start,
 		PerfData: &metrics.PerfData{Version: metrics.PerfDataVersion},
 		Headline: map[string]float64{},
 	}
-	add := func(name string, h metrics.Histogram) {
-		if h.Count == 0 {
-			return
-		}
-		item := latencyItem(h, map[string]string{"Metric": name})
-		item.Data["Count"] = h.Count
-		sum.PerfData.DataItems = append(sum.PerfData.DataItems, item)
-		sum.Headline[name+" p99 ms"] = item.Data["Perc99"]
-	}
+	add := func(name string, h metrics.Histogram) { addSchedulingLatency(&sum, name, h) }
 	for _, f := range []struct {
 		metric, name string
 		to           *latencyFile

@@ -41,15 +41,7 @@ func (s *schedulingMetrics) Execute(ctx context.Context, env *Env, params Params
 		PerfData: &metrics.PerfData{Version: metrics.PerfDataVersion},
 		Headline: map[string]float64{},
 	}
-	add := func(metric string, h metrics.Histogram) {
-		if h.Count == 0 {
-			return
-		}
-		item := latencyItem(h, map[string]string{"Metric": metric})
-		item.Data["Count"] = h.Count
-		sum.PerfData.DataItems = append(sum.PerfData.DataItems, item)
-		sum.Headline[metric+" p99 ms"] = item.Data["Perc99"]
-	}
+	add := func(metric string, h metrics.Histogram) { addSchedulingLatency(&sum, metric, h) }
 	attempts, err := s.delta.histograms(end, "scheduler_scheduling_attempt_duration_seconds", []string{"result"}, nil)
 	if err != nil {
 		return nil, err
@@ -110,4 +102,16 @@ func (s *schedulingMetrics) Execute(ctx context.Context, env *Env, params Params
 	}
 	sum.Output = file
 	return []Summary{sum}, nil
+}
+
+// addSchedulingLatency adds a scheduler latency histogram to sum, when it
+// observed anything: its PerfData item and its p99 in the headline.
+func addSchedulingLatency(sum *Summary, metric string, h metrics.Histogram) {
+	if h.Count == 0 {
+		return
+	}
+	item := latencyItem(h, map[string]string{"Metric": metric})
+	item.Data["Count"] = h.Count
+	sum.PerfData.DataItems = append(sum.PerfData.DataItems, item)
+	sum.Headline[metric+" p99 ms"] = item.Data["Perc99"]
 }
