@@ -376,7 +376,7 @@ func (a *apiResponsiveness) gather(ctx context.Context, env *Env, cfg apiRespCon
 			summaries[i].CrossCheck = &CrossCheck{Source: source, Other: scrapedFrom, Note: scrapeErr.Error()}
 			continue
 		}
-		summaries[i].CrossCheck = crossCheckAPICalls(source, scrapedFrom, items, scraped)
+		summaries[i].CrossCheck = crossCheckAPICalls(source, scrapedFrom, items, scraped, cfg.simple)
 	}
 	return summaries, verdict
 }

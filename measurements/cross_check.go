@@ -63,9 +63,10 @@ func (c *CrossCheck) String() string {
 
 // crossCheckAPICalls compares the API call items computed from source with
 // those from other: each item both have, its p50, p90 and p99 of the run
-// and its worst-window p99, in milliseconds, against the bucket bounds of
-// the run's histogram.
-func crossCheckAPICalls(source, other string, items, others []apiCallItem) *CrossCheck {
+// and, unless simple (which asks Prometheus for no windows), its
+// worst-window p99, in milliseconds, against the bucket bounds of the
+// run's histogram.
+func crossCheckAPICalls(source, other string, items, others []apiCallItem, simple bool) *CrossCheck {
 	c := &CrossCheck{Source: source, Other: other}
 	byName := map[string]*apiCallItem{}
 	for i := range others {
@@ -93,7 +94,7 @@ func crossCheckAPICalls(source, other string, items, others []apiCallItem) *Cros
 			{"p99", it.Perc99, o.Perc99},
 			{"worst-window p99", it.Window99, o.Window99},
 		} {
-			if math.IsNaN(q.a) && math.IsNaN(q.b) {
+			if (math.IsNaN(q.a) && math.IsNaN(q.b)) || (simple && q.what == "worst-window p99") {
 				continue
 			}
 			c.Rows = append(c.Rows, CrossCheckRow{Item: it.name(), What: q.what, Unit: "ms",

@@ -382,6 +382,27 @@ func TestAPIResponsivenessCrossCheck(t *testing.T) {
 		t.Fatalf("missing %q", c.Missing)
 	}
 
+	t.Run("simple: no windows to compare", func(t *testing.T) {
+		srv := httptest.NewServer(&metricsServer{texts: []string{start, gather}})
+		defer srv.Close()
+		env := clientEnv(t, srv.URL, clock)
+		env.PrometheusURL = prom.URL
+		a := quiet(true)
+		if _, err := a.Execute(ctx, env, Params{"action": "start"}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Step(time.Minute)
+		sums, _ := a.Execute(ctx, env, Params{"action": "gather"})
+		c := sums[0].CrossCheck
+		if c == nil || len(c.Rows) != 6 {
+			t.Fatalf("cross-check %+v, want p50, p90 and p99 of two items", c)
+		}
+		for _, r := range c.Rows {
+			if r.What == "worst-window p99" {
+				t.Fatalf("a simple run compares windows: %+v", r)
+			}
+		}
+	})
 	t.Run("Prometheus unreachable: kscale's own numbers judge", func(t *testing.T) {
 		closed := httptest.NewServer(http.NotFoundHandler())
 		closed.Close()

@@ -53,7 +53,10 @@ func WriteSummaries(dir, testName string, at time.Time, summaries []measurements
 	return written, nil
 }
 
-// sanitize keeps a name to one path element.
+// sanitize keeps a name to one path element. Spaces stay, as
+// clusterloader2 writes them: perfdash splits a file's name at '_', so
+// GenericPrometheusQuery names its summaries "GenericPrometheusQuery
+// <metricName>" with a space.
 func sanitize(name string) string {
-	return strings.NewReplacer("/", "_", "\\", "_", " ", "_").Replace(name)
+	return strings.NewReplacer("/", "_", "\\", "_").Replace(name)
 }

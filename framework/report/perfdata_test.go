@@ -22,6 +22,8 @@ func TestWriteSummaries(t *testing.T) {
 			Files: map[string][]byte{"PodStartupLatency_slowest_pods.json": []byte("[]")}},
 		{Method: "APIResponsivenessPrometheus", Identifier: "x", Name: "APIResponsivenessPrometheus_simple", PerfData: pd},
 		{Method: "DnsLookupLatency", Identifier: "dns", Verdict: measurements.NotMeasured},
+		// Spaces stay, as clusterloader2 writes them; a slash does not.
+		{Method: "GenericPrometheusQuery", Identifier: "q", Name: "GenericPrometheusQuery Pods/s", PerfData: pd},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -30,6 +32,7 @@ func TestWriteSummaries(t *testing.T) {
 		"PodStartupLatency_PodStartupLatency_density_2026-12-01T07-30-05Z.json",
 		"PodStartupLatency_slowest_pods.json",
 		"APIResponsivenessPrometheus_simple_density_2026-12-01T07-30-05Z.json",
+		"GenericPrometheusQuery Pods_s_density_2026-12-01T07-30-05Z.json",
 	}
 	if len(written) != len(want) {
 		t.Fatalf("written %v", written)
