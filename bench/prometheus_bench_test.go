@@ -41,12 +41,8 @@ func BenchmarkPrometheusCrossCheck100(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	scrape, err := time.ParseDuration(controlplane.PrometheusScrapeInterval)
-	if err != nil {
-		b.Fatal(err)
-	}
 	byName, err := localtest.BothWays{
-		Client: c.Client, Config: c.Config, PrometheusURL: c.PrometheusURL(), Scrape: scrape,
+		Client: c.Client, Config: c.Config, PrometheusURL: c.PrometheusURL(),
 		Namespace: ns.Name, NodeSelector: map[string]string{local.HollowLabel: "fleet"},
 		Pods: nodes * podsPerNode, Lists: lists,
 	}.Measure(ctx)

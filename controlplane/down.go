@@ -155,7 +155,7 @@ func Restart(ctx context.Context, dirPath, component string) (*clusterdir.State,
 	if err != nil {
 		return nil, &InputError{Msg: err.Error()}
 	}
-	allowed := append(append([]string(nil), clusterdir.Components...), clusterdir.Prometheus)
+	allowed := clusterdir.AllComponents()
 	if !slices.Contains(allowed, component) {
 		return nil, inputErrorf("unknown component %q: allowed values are %v", component, allowed)
 	}

@@ -172,7 +172,7 @@ func (o *Options) Validate() error {
 // components are the components the cluster runs, in start order.
 func (o *Options) components() []string {
 	if o.Prometheus {
-		return append(append([]string(nil), clusterdir.Components...), clusterdir.Prometheus)
+		return clusterdir.AllComponents()
 	}
 	return clusterdir.Components
 }

@@ -8,13 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
 )
 
 // PrometheusScrapeInterval is how often the cluster's Prometheus scrapes
 // every target: clusterloader2 scrapes the control plane every 5 s.
-const PrometheusScrapeInterval = "5s"
+const PrometheusScrapeInterval = 5 * time.Second
 
 // prometheusIdentity is the client certificate Prometheus scrapes with:
 // group system:monitoring may read /metrics of the apiserver, and of the

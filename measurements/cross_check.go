@@ -32,7 +32,9 @@ type CrossCheck struct {
 
 // CrossCheckRow is one number of one item, computed both ways.
 type CrossCheckRow struct {
-	Item  string  `json:"item"`
+	Item string `json:"item"`
+	// Calls are the item's calls in the summary's numbers.
+	Calls int     `json:"calls"`
 	What  string  `json:"what"`
 	Unit  string  `json:"unit"`
 	Value float64 `json:"value"`
@@ -97,7 +99,7 @@ func crossCheckAPICalls(source, other string, items, others []apiCallItem, simpl
 			if (math.IsNaN(q.a) && math.IsNaN(q.b)) || (simple && q.what == "worst-window p99") {
 				continue
 			}
-			c.Rows = append(c.Rows, CrossCheckRow{Item: it.name(), What: q.what, Unit: "ms",
+			c.Rows = append(c.Rows, CrossCheckRow{Item: it.name(), Calls: it.Count, What: q.what, Unit: "ms",
 				Value: apiRespMillis(q.a), Other: apiRespMillis(q.b), Agree: metrics.Agree(q.a, q.b, CrossCheckTolerance, bounds)})
 		}
 	}

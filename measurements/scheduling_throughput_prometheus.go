@@ -10,9 +10,12 @@ import (
 )
 
 func init() {
-	Register(schedulingThroughputPromMethod, Informational,
-		newPromMeasurement(schedulingThroughputPromMethod, func() promGatherer { return &schedulingThroughputProm{} }))
+	Register(schedulingThroughputPromMethod, Informational, newSchedulingThroughputProm)
 }
+
+// newSchedulingThroughputProm makes the method's instances, on its own and
+// in SLOMeasurement.
+var newSchedulingThroughputProm = newPromMeasurement(schedulingThroughputPromMethod, func() promGatherer { return &schedulingThroughputProm{} })
 
 const (
 	schedulingThroughputPromMethod = "SchedulingThroughputPrometheus"

@@ -10,7 +10,7 @@ func init() {
 	Register(sloMeasurementMethod, Informational, func(identifier string) Measurement {
 		return &sloMeasurement{parts: []sloPart{
 			{method: "DnsLookupLatency", unsupported: "its probes resolve names through cluster DNS from pods that run, and hollow nodes run no containers"},
-			{method: schedulingThroughputPromMethod, m: newPromMeasurement(schedulingThroughputPromMethod, func() promGatherer { return &schedulingThroughputProm{} })(identifier)},
+			{method: schedulingThroughputPromMethod, m: newSchedulingThroughputProm(identifier)},
 		}}
 	})
 }

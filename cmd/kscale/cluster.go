@@ -109,7 +109,7 @@ func addOptionFlags(fs *pflag.FlagSet, o *controlplane.Options) {
 	fs.IntVar(&o.ControllerManagerPort, "controller-manager-port", o.ControllerManagerPort, "kube-controller-manager secure port; 0 picks a free port")
 	fs.IntVar(&o.SchedulerPort, "scheduler-port", o.SchedulerPort, "kube-scheduler secure port; 0 picks a free port")
 	fs.BoolVar(&o.EtcdUnsafeNoFsync, "etcd-unsafe-no-fsync", o.EtcdUnsafeNoFsync, "disable etcd fsync: faster, loses data if the machine crashes")
-	fs.BoolVar(&o.Prometheus, "prometheus", o.Prometheus, "also run a Prometheus server (the prometheus program on PATH) scraping the control plane and the fleets every "+controlplane.PrometheusScrapeInterval)
+	fs.BoolVar(&o.Prometheus, "prometheus", o.Prometheus, "also run a Prometheus server (the prometheus program on PATH) scraping the control plane and the fleets every "+controlplane.PrometheusScrapeInterval.String())
 	fs.IntVar(&o.PrometheusPort, "prometheus-port", o.PrometheusPort, "with --prometheus: its port on 127.0.0.1; 0 picks a free port")
 	fs.IntVar(&o.MaxRequestsInflight, "max-requests-inflight", o.MaxRequestsInflight, "kube-apiserver --max-requests-inflight")
 	fs.IntVar(&o.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInflight, "kube-apiserver --max-mutating-requests-inflight")
@@ -176,7 +176,7 @@ func newClusterRestartCommand(dir *string) *cobra.Command {
 	return &cobra.Command{
 		Use:       "restart COMPONENT",
 		Short:     "Restart one component and wait until it is ready again",
-		ValidArgs: append(append([]string(nil), clusterdir.Components...), clusterdir.Prometheus),
+		ValidArgs: clusterdir.AllComponents(),
 		Args:      cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			state, err := controlplane.Restart(cmd.Context(), *dir, args[0])

@@ -20,6 +20,10 @@ const (
 	PrometheusReadyPath = "/-/ready"
 )
 
+// AllComponents are Components and, last, the optional Prometheus: every
+// component a cluster can run.
+func AllComponents() []string { return append(append([]string(nil), Components...), Prometheus) }
+
 // Components lists the control-plane components in start order; they stop in
 // the reverse order.
 var Components = []string{Etcd, APIServer, ControllerManager, Scheduler}

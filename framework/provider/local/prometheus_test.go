@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kscale/kscale/controlplane"
 	"github.com/kscale/kscale/framework/provider/local/localtest"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/measurements"
@@ -138,7 +137,7 @@ const promFleetNodes = 10
 func crossCheck(ctx context.Context, t *testing.T, c *ControlPlane, promURL string) {
 	const pods, lists = 300, 60
 	byName, err := localtest.BothWays{
-		Client: c.Client, Config: c.Config, PrometheusURL: promURL, Scrape: promScrape,
+		Client: c.Client, Config: c.Config, PrometheusURL: promURL,
 		Namespace: testNamespace(t, c), NodeSelector: map[string]string{HollowLabel: "prom"},
 		Pods: pods, Lists: lists, Progress: testWriter{t},
 	}.Measure(ctx)
@@ -191,17 +190,6 @@ func crossCheck(ctx context.Context, t *testing.T, c *ControlPlane, promURL stri
 	if g := byName["GenericPrometheusQuery bindings"]; g.Verdict != measurements.Pass || !g.SLO || g.Headline["Bindings"] < 0.95*pods {
 		t.Errorf("GenericPrometheusQuery: %s %s %v", g.Verdict, g.Reason, g.Headline)
 	}
-}
-
-// promScrape is the cluster's Prometheus' scrape interval.
-var promScrape = mustDuration(controlplane.PrometheusScrapeInterval)
-
-func mustDuration(s string) time.Duration {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		panic(err)
-	}
-	return d
 }
 
 // promTargets returns the jobs of Prometheus' active targets, sorted, and

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kscale/kscale/controlplane"
 	"github.com/kscale/kscale/measurements"
 )
 
@@ -20,10 +21,9 @@ import (
 type BothWays struct {
 	Client kubernetes.Interface
 	Config *rest.Config
-	// PrometheusURL is the cluster's Prometheus server; Scrape its scrape
-	// interval.
+	// PrometheusURL is the cluster's Prometheus server, which scrapes
+	// every controlplane.PrometheusScrapeInterval.
 	PrometheusURL string
-	Scrape        time.Duration
 	// Namespace holds the workload; NodeSelector picks the nodes its pods
 	// run on.
 	Namespace    string
@@ -68,7 +68,7 @@ func (w BothWays) Measure(ctx context.Context) (map[string]measurements.Summary,
 	if err := w.list(ctx); err != nil {
 		return nil, err
 	}
-	time.Sleep(2 * w.Scrape)
+	time.Sleep(2 * controlplane.PrometheusScrapeInterval)
 
 	env := &measurements.Env{Client: w.Client, Config: w.Config, PrometheusURL: w.PrometheusURL, Progress: w.Progress}
 	m := measurements.NewManager(env)
@@ -81,14 +81,14 @@ func (w BothWays) Measure(ctx context.Context) (map[string]measurements.Summary,
 			return nil, fmt.Errorf("starting %s: %w", e.Method, err)
 		}
 	}
-	time.Sleep(2 * w.Scrape)
+	time.Sleep(2 * controlplane.PrometheusScrapeInterval)
 	if err := w.list(ctx); err != nil {
 		return nil, err
 	}
 	if err := w.deploy(ctx, "measured", int32(w.Pods)); err != nil {
 		return nil, err
 	}
-	time.Sleep(2 * w.Scrape)
+	time.Sleep(2 * controlplane.PrometheusScrapeInterval)
 	for _, e := range BothWaysMeasurements {
 		// Judged: the generic query's lower bound, which the bindings
 		// pass.
@@ -143,23 +143,15 @@ func (w BothWays) deploy(ctx context.Context, name string, replicas int32) error
 const MinCalls = 50
 
 // ComparedRows are the cross-check rows of api's items with at least
-// MinCalls calls, and its counts of calls by item.
+// MinCalls calls, and the calls of every item both sides have, by item.
 func ComparedRows(api measurements.Summary) (rows []measurements.CrossCheckRow, calls map[string]int) {
 	calls = map[string]int{}
-	for _, it := range api.PerfData.DataItems {
-		var n int
-		fmt.Sscan(it.Labels["Count"], &n)
-		name := it.Labels["Verb"] + " " + it.Labels["Resource"]
-		if it.Labels["Subresource"] != "" {
-			name += "/" + it.Labels["Subresource"]
-		}
-		calls[name+" scope="+it.Labels["Scope"]] = n
-	}
 	if api.CrossCheck == nil {
 		return nil, calls
 	}
 	for _, r := range api.CrossCheck.Rows {
-		if calls[r.Item] >= MinCalls {
+		calls[r.Item] = r.Calls
+		if r.Calls >= MinCalls {
 			rows = append(rows, r)
 		}
 	}
