@@ -6,6 +6,10 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := $(CURDIR)/bin
 
+# Static binaries: the kubemark image has no libc, and one setting for every
+# build and test keeps a single build cache.
+export CGO_ENABLED := 0
+
 # Stamp the Kubernetes version into both binaries so nodes and servers report
 # v1.37.2, not v0.0.0-master. It is read from go.mod: one place to change.
 K8S_VERSION := $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
@@ -28,7 +32,7 @@ UNIT_PKGS  = $(shell $(GO) list ./... | grep -v $(foreach p,$(HEAVY_PKGS) /suite
 
 export KSCALE_BIN_DIR := $(BIN)
 
-.PHONY: all build test unit integration density bench vet vet-all clean-results
+.PHONY: all deps build test unit integration density bench vet vet-all clean-results
 
 all: build
 
@@ -37,13 +41,48 @@ build: ## the kscale and kubemark binaries, in bin/
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/kscale ./cmd/kscale
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/kubemark ./cmd/kubemark
 
+# The Debian packages the project needs, each as package:probe, a probe
+# being a command on PATH or an absolute path (| separates alternatives).
+# Chromium renders report.html in the report test; Prometheus runs beside
+# the local cluster; containerd, runc and the CNI plugins make a real root
+# node for the kubemark provider.
+CNI_BIN_DIR ?= /usr/lib/cni
+DEBIAN_DEPS := chromium:chromium|chromium-browser prometheus:prometheus containerd:containerd runc:runc containernetworking-plugins:$(CNI_BIN_DIR)/bridge
+
+# make deps installs what is missing as root where apt-get is; elsewhere it
+# stops, naming the packages and the command that installs them. It builds
+# nothing, so `make test` fails at once rather than after the build.
+deps: ## the Debian packages the tests need (installed when root, else named)
+	@missing() { \
+	  local dep pkg alt found; \
+	  for dep in $(foreach d,$(DEBIAN_DEPS),'$(d)'); do \
+	    pkg=$${dep%%:*}; found=; \
+	    IFS='|' read -ra alts <<< "$${dep#*:}"; \
+	    for alt in "$${alts[@]}"; do \
+	      if [[ $$alt == /* ]]; then [ -e "$$alt" ] && found=1; else command -v "$$alt" >/dev/null && found=1; fi; \
+	    done; \
+	    [ -n "$$found" ] || printf '%s ' "$$pkg"; \
+	  done; \
+	}; \
+	need=$$(missing); need=$${need% }; \
+	[ -z "$$need" ] && exit 0; \
+	if [ "$$EUID" -ne 0 ] || ! command -v apt-get >/dev/null; then \
+	  echo "make deps: missing Debian packages: $$need" >&2; \
+	  echo "make deps: install them with: sudo apt-get install -y $$need" >&2; \
+	  exit 1; \
+	fi; \
+	echo "make deps: installing $$need"; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null || exit 1; \
+	need=$$(missing); \
+	if [ -n "$$need" ]; then echo "make deps: still missing after apt-get install: $$need" >&2; exit 1; fi
+
 vet:
 	$(GO) vet $(LIGHT_PKGS)
 
 vet-all:
 	$(GO) vet ./...
 
-test: build vet unit integration ## every test
+test: deps build vet unit integration ## every test
 
 # cmd/kscale's tests of its flags link the whole control plane, as the
 # binary does; they run with the unit tests all the same.

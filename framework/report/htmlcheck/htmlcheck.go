@@ -32,7 +32,7 @@ func Chromium() (string, error) {
 		}
 	}
 	return "", errors.New("neither chromium nor chromium-browser is in PATH: the report check renders report.html in headless Chromium; " +
-		".ci/run installs it with apt-get install chromium")
+		"make deps installs it (apt-get install chromium)")
 }
 
 // consoleLine matches what Chromium logs to stderr (--enable-logging=stderr)
