@@ -10,6 +10,8 @@ BIN   := $(CURDIR)/bin
 # build and test keeps a single build cache.
 export CGO_ENABLED := 0
 
+# -buildvcs=auto records the commit in the binaries (the image's revision
+# label) wherever a GOFLAGS of the machine turns it off.
 # Stamp the Kubernetes version into both binaries so nodes and servers report
 # v1.37.2, not v0.0.0-master. It is read from go.mod: one place to change.
 K8S_VERSION := $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
@@ -32,14 +34,14 @@ UNIT_PKGS  = $(shell $(GO) list ./... | grep -v $(foreach p,$(HEAVY_PKGS) /suite
 
 export KSCALE_BIN_DIR := $(BIN)
 
-.PHONY: all deps build test unit integration density bench vet vet-all clean-results
+.PHONY: all deps build kubelet kubemark-image test unit integration density bench vet vet-all clean-results
 
 all: build
 
 build: ## the kscale and kubemark binaries, in bin/
 	@mkdir -p $(BIN)
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/kscale ./cmd/kscale
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/kubemark ./cmd/kubemark
+	$(GO) build -buildvcs=auto -ldflags "$(LDFLAGS)" -o $(BIN)/kscale ./cmd/kscale
+	$(GO) build -buildvcs=auto -ldflags "$(LDFLAGS)" -o $(BIN)/kubemark ./cmd/kubemark
 
 # The Debian packages the project needs, each as package:probe, a probe
 # being a command on PATH or an absolute path (| separates alternatives).
@@ -75,6 +77,18 @@ deps: ## the Debian packages the tests need (installed when root, else named)
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null || exit 1; \
 	need=$$(missing); \
 	if [ -n "$$need" ]; then echo "make deps: still missing after apt-get install: $$need" >&2; exit 1; fi
+
+# The real kubelet of a root node (kscale cluster node up), from
+# k8s.io/kubernetes at the go.mod version.
+kubelet: ## bin/kubelet, the real kubelet of a root node
+	@mkdir -p $(BIN)
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/kubelet k8s.io/kubernetes/cmd/kubelet
+
+# The hollow-node image, as an OCI archive (ctr images import, skopeo);
+# IMAGE names it, and PUSH=1 also pushes it to IMAGE's registry.
+IMAGE ?=
+kubemark-image: build ## bin/kubemark-image.tar, the hollow-node image (IMAGE=registry/kubemark:tag PUSH=1 to push)
+	$(BIN)/kscale kubemark image --kubemark $(BIN)/kubemark --output $(BIN)/kubemark-image.tar $(if $(IMAGE),--tag $(IMAGE)) $(if $(PUSH),--push)
 
 vet:
 	$(GO) vet $(LIGHT_PKGS)

@@ -43,8 +43,8 @@ func etcdArgs(dir clusterdir.Dir, o *Options) []string {
 func apiServerArgs(dir clusterdir.Dir, o *Options) []string {
 	return []string{
 		"--etcd-servers=" + etcdURL(o),
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--bind-address=" + o.APIServerAddress,
+		"--advertise-address=" + o.APIServerAddress,
 		"--secure-port=" + strconv.Itoa(o.APIServerPort),
 		"--tls-cert-file=" + dir.CertFile(clusterdir.APIServer),
 		"--tls-private-key-file=" + dir.KeyFile(clusterdir.APIServer),

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
+	"github.com/kscale/kscale/controlplane/proc"
 )
 
 // ErrNotRunning means no supervisor holds the cluster folder.
@@ -71,7 +72,7 @@ func Down(ctx context.Context, dirPath string) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	waitGone(ctx, state.SupervisorPID, 5*time.Second)
+	proc.WaitGone(ctx, state.SupervisorPID, 5*time.Second)
 	return nil
 }
 
@@ -86,65 +87,7 @@ func killComponents(state *clusterdir.State) {
 
 // isComponent guards against killing an unrelated process that reused a pid
 // recorded in a stale state file.
-func isComponent(pid int) bool {
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return false
-	}
-	return containsArg(cmdline, "component")
-}
-
-func containsArg(cmdline []byte, arg string) bool {
-	start := 0
-	for i, b := range cmdline {
-		if b == 0 {
-			if string(cmdline[start:i]) == arg {
-				return true
-			}
-			start = i + 1
-		}
-	}
-	return false
-}
-
-// terminate stops a process that is not our child as the supervisor stops
-// its own: SIGTERM, then SIGKILL after grace.
-func terminate(ctx context.Context, pid int, grace time.Duration) error {
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		return err
-	}
-	waitGone(ctx, pid, grace)
-	if processAlive(pid) {
-		return syscall.Kill(pid, syscall.SIGKILL)
-	}
-	return nil
-}
-
-// waitGone waits until pid no longer exists (or is a zombie awaiting its parent).
-func waitGone(ctx context.Context, pid int, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) && processAlive(pid) {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-func processAlive(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// Field 3 is the state; Z is a zombie: exited, not yet reaped.
-	for i := len(stat) - 1; i > 0; i-- {
-		if stat[i] == ')' && i+2 < len(stat) {
-			return stat[i+2] != 'Z'
-		}
-	}
-	return true
-}
+func isComponent(pid int) bool { return proc.HasArg(pid, "component") }
 
 // Restart stops one component and waits until the supervisor has started it
 // again and it is ready — the same thing that happens when a component
@@ -177,7 +120,7 @@ func Restart(ctx context.Context, dirPath, component string) (*clusterdir.State,
 	if old.PID == 0 {
 		return nil, fmt.Errorf("%s is not running", component)
 	}
-	if err := terminate(ctx, old.PID, stopGrace); err != nil {
+	if err := proc.Terminate(ctx, old.PID, stopGrace); err != nil {
 		return nil, fmt.Errorf("stopping %s (pid %d): %w", component, old.PID, err)
 	}
 	timeout := 2*stopGrace + time.Minute

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
@@ -15,9 +16,14 @@ import (
 // the cluster comes up so that a component restarted later gets the same flags
 // and ports.
 type Options struct {
-	// APIServerPort is the apiserver's secure port on 127.0.0.1. Zero picks a
-	// free port.
+	// APIServerPort is the apiserver's secure port on APIServerAddress.
+	// Zero picks a free port.
 	APIServerPort int `json:"apiServerPort"`
+	// APIServerAddress is the one address the apiserver binds and
+	// advertises, and the one its kubeconfigs name: 127.0.0.1, or an
+	// address of this machine that pods on a local bridge reach (a cluster
+	// under test whose hollow nodes run as containers of a root node).
+	APIServerAddress string `json:"apiServerAddress,omitempty"`
 	// EtcdPort, EtcdPeerPort, ControllerManagerPort and SchedulerPort: zero
 	// (the default) picks a free port, so two clusters can run side by side.
 	EtcdPort              int `json:"etcdPort"`
@@ -78,6 +84,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		APIServerPort:               6443,
+		APIServerAddress:            "127.0.0.1",
 		MaxRequestsInflight:         400, // the apiserver's own defaults, stated so reports show them
 		MaxMutatingRequestsInflight: 200,
 		ControllerManagerQPS:        100,
@@ -105,6 +112,9 @@ func inputErrorf(format string, args ...any) error {
 
 // Validate checks the options without touching the machine.
 func (o *Options) Validate() error {
+	if ip := net.ParseIP(o.APIServerAddress); ip == nil || ip.IsUnspecified() {
+		return inputErrorf("--apiserver-address=%q: must be one IP address of this machine (default 127.0.0.1)", o.APIServerAddress)
+	}
 	ports := []struct {
 		flag string
 		v    int
@@ -205,6 +215,10 @@ func (o *Options) claimPorts() error {
 		}
 	}()
 	for _, p := range ports {
+		host := "127.0.0.1"
+		if p.p == &o.APIServerPort {
+			host = o.APIServerAddress
+		}
 		if *p.p == 0 {
 			// Below the ephemeral range: the component binds the port after
 			// this releases it, and an outgoing connection must not take it
@@ -217,9 +231,9 @@ func (o *Options) claimPorts() error {
 			*p.p = l.Addr().(*net.TCPAddr).Port
 			continue
 		}
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", *p.p))
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(*p.p)))
 		if err != nil {
-			return inputErrorf("port %d (%s) is in use on 127.0.0.1: stop what holds it or choose another port", *p.p, p.flag)
+			return inputErrorf("port %d (%s) cannot be bound on %s: %v: stop what holds it or choose another port or address", *p.p, p.flag, host, err)
 		}
 		held = append(held, l)
 		*p.p = l.Addr().(*net.TCPAddr).Port

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
 	"github.com/kscale/kscale/controlplane/pki"
@@ -58,7 +59,7 @@ func prepare(dir clusterdir.Dir, o *Options) error {
 		dns   []string
 		extra []net.IP
 	}{
-		{clusterdir.APIServer, []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}, []net.IP{serviceIP}},
+		{clusterdir.APIServer, []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}, apiServerIPs(o, serviceIP)},
 		{clusterdir.ControllerManager, []string{"localhost"}, nil},
 		{clusterdir.Scheduler, []string{"localhost"}, nil},
 	}
@@ -101,8 +102,17 @@ func prepare(dir clusterdir.Dir, o *Options) error {
 	return writeSchedulerConfig(dir, o)
 }
 
+// apiServerIPs are the apiserver certificate's addresses beside 127.0.0.1.
+func apiServerIPs(o *Options, serviceIP net.IP) []net.IP {
+	ips := []net.IP{serviceIP}
+	if addr := net.ParseIP(o.APIServerAddress); addr != nil && !addr.Equal(net.IPv4(127, 0, 0, 1)) {
+		ips = append(ips, addr)
+	}
+	return ips
+}
+
 func apiServerURL(o *Options) string {
-	return fmt.Sprintf("https://127.0.0.1:%d", o.APIServerPort)
+	return "https://" + net.JoinHostPort(o.APIServerAddress, strconv.Itoa(o.APIServerPort))
 }
 
 func loadOrCreateCA(dir clusterdir.Dir) (*pki.CA, error) {

@@ -40,6 +40,7 @@ func newClusterCommand() *cobra.Command {
 		newClusterStatusCommand(&dir),
 		newClusterRestartCommand(&dir),
 		newClusterKubeconfigCommand(&dir),
+		newClusterNodeCommand(&dir),
 		newClusterSuperviseCommand(&dir),
 		&cobra.Command{
 			Use:    "component NAME -- FLAGS",
@@ -103,7 +104,8 @@ path of the admin kubeconfig on stdout.`,
 }
 
 func addOptionFlags(fs *pflag.FlagSet, o *controlplane.Options) {
-	fs.IntVar(&o.APIServerPort, "apiserver-port", o.APIServerPort, "kube-apiserver secure port on 127.0.0.1; 0 picks a free port")
+	fs.IntVar(&o.APIServerPort, "apiserver-port", o.APIServerPort, "kube-apiserver secure port on --apiserver-address; 0 picks a free port")
+	fs.StringVar(&o.APIServerAddress, "apiserver-address", o.APIServerAddress, "the address kube-apiserver binds, advertises and its kubeconfigs name: 127.0.0.1, or an address of this machine the hollow-node pods of a root node reach (its bridge's)")
 	fs.IntVar(&o.EtcdPort, "etcd-port", o.EtcdPort, "etcd client port; 0 picks a free port")
 	fs.IntVar(&o.EtcdPeerPort, "etcd-peer-port", o.EtcdPeerPort, "etcd peer port; 0 picks a free port")
 	fs.IntVar(&o.ControllerManagerPort, "controller-manager-port", o.ControllerManagerPort, "kube-controller-manager secure port; 0 picks a free port")

@@ -17,9 +17,9 @@ import (
 func newKubemarkCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kubemark",
-		Short: "The kubemark provider's manifests: hollow-node pods in a root cluster joining a test cluster",
+		Short: "The kubemark provider's image and manifests: hollow-node pods in a root cluster joining a test cluster",
 	}
-	cmd.AddCommand(newKubemarkRenderCommand(), newKubemarkTemplatesCommand())
+	cmd.AddCommand(newKubemarkRenderCommand(), newKubemarkTemplatesCommand(), newKubemarkImageCommand())
 	return cmd
 }
 

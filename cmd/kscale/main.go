@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kscale/kscale/controlplane"
+	_ "github.com/kscale/kscale/kubemark/stamp" // the Kubernetes version, however the binary was built
 )
 
 func main() {

@@ -7,6 +7,8 @@
 //	kubemark --morph=fleet   --nodes=1000 --kubeconfig=admin.kubeconfig
 //
 // The fleet morph runs many hollow nodes in one process (package fleet).
+// The pause morph waits for a signal: the pod sandbox of a root node that
+// cannot pull a pause image runs the kubemark image with it.
 //
 // Exit codes: 0 after a clean stop (SIGINT, SIGTERM), 1 on failure, 2 for bad
 // flags.
@@ -33,6 +35,7 @@ import (
 
 	"github.com/kscale/kscale/kubemark/fleet"
 	"github.com/kscale/kscale/kubemark/morph"
+	_ "github.com/kscale/kscale/kubemark/stamp" // the Kubernetes version, however the binary was built
 )
 
 func main() {
@@ -40,7 +43,7 @@ func main() {
 }
 
 // morphs are the values of --morph.
-var morphs = append(append([]string(nil), morph.Morphs...), "fleet")
+var morphs = append(append([]string(nil), morph.Morphs...), "fleet", "pause")
 
 func run(args []string) int {
 	fc := fleet.DefaultConfig()
@@ -68,6 +71,9 @@ func run(args []string) int {
 	if !slices.Contains(morphs, c.Morph) {
 		fmt.Fprintf(os.Stderr, "kubemark: --morph=%q: allowed values are %s\n", c.Morph, strings.Join(morphs, ", "))
 		return 2
+	}
+	if c.Morph == "pause" {
+		return pause()
 	}
 	var err error
 	var f *fleet.Fleet
@@ -102,6 +108,14 @@ func run(args []string) int {
 		klog.ErrorS(err, "Hollow node failed", "morph", c.Morph, "node", c.NodeName)
 		return 1
 	}
+	return 0
+}
+
+// pause waits for SIGINT or SIGTERM, as a pod sandbox's pause process does.
+func pause() int {
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer cancel()
+	<-ctx.Done()
 	return 0
 }
 
