@@ -65,6 +65,13 @@ const (
 // the kubelet morph's private folders go under $TMPDIR.
 var writable = []string{"/tmp", "/var/lib/kubelet", "/var/log"}
 
+// etcFiles name the image's users: the kubelet reads /etc/passwd for its
+// user-namespace mappings and fails to start without it.
+var etcFiles = []struct{ path, text string }{
+	{"/etc/passwd", "root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n"},
+	{"/etc/group", "root:x:0:\nnonroot:x:65532:\n"},
+}
+
 // Config is what an image is built from.
 type Config struct {
 	// Binary is a statically linked kubemark.
@@ -213,11 +220,23 @@ func layerTar(binary string, created time.Time) ([]byte, error) {
 			return nil, err
 		}
 	}
-	hdr := &tar.Header{Typeflag: tar.TypeReg, Name: BinaryPath[1:], Mode: 0o755, Size: int64(len(data)), ModTime: created, Format: tar.FormatPAX}
-	if err := tw.WriteHeader(hdr); err != nil {
-		return nil, err
+	addFile := func(path string, mode int64, data []byte) error {
+		if err := addDir(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: path[1:], Mode: mode, Size: int64(len(data)), ModTime: created, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		_, err := tw.Write(data)
+		return err
 	}
-	if _, err := tw.Write(data); err != nil {
+	for _, f := range etcFiles {
+		if err := addFile(f.path, 0o644, []byte(f.text)); err != nil {
+			return nil, err
+		}
+	}
+	if err := addFile(BinaryPath, 0o755, data); err != nil {
 		return nil, err
 	}
 	if err := tw.Close(); err != nil {

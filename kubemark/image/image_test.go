@@ -126,6 +126,11 @@ func TestArchive(t *testing.T) {
 	if f, ok := files["kubemark"]; !ok || f.size != int64(len(data)) || f.mode&0o111 == 0 {
 		t.Errorf("kubemark in the layer: %+v, want an executable of %d bytes", f, len(data))
 	}
+	for _, f := range []string{"etc/passwd", "etc/group"} {
+		if _, ok := files[f]; !ok {
+			t.Errorf("no %s in the layer: the kubelet morph reads it", f)
+		}
+	}
 	for _, d := range []string{"tmp/", "var/lib/kubelet/", "var/log/"} {
 		if f, ok := files[d]; !ok || f.mode&0o1777 != 0o1777 {
 			t.Errorf("folder %s in the layer: %+v, want mode 1777 (writable by the non-root user)", d, f)
