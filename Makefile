@@ -34,7 +34,7 @@ UNIT_PKGS  = $(shell $(GO) list ./... | grep -v $(foreach p,$(HEAVY_PKGS) /suite
 
 export KSCALE_BIN_DIR := $(BIN)
 
-.PHONY: all deps build kubelet kubemark-image test unit integration density bench vet vet-all clean-results
+.PHONY: all deps build kubelet kubemark-image kubemark-e2e test unit integration density bench vet vet-all clean-results
 
 all: build
 
@@ -103,8 +103,15 @@ test: deps build vet unit integration ## every test
 unit:
 	$(GO) test -count=1 $(UNIT_PKGS) ./cmd/kscale
 
-integration: build
+integration: build kubelet kubemark-image
 	$(GO) test -count=1 -p 1 -timeout 40m $(INTEGRATION_PKGS)
+
+# The kubemark provider on a real root: a local root cluster whose node is
+# the real kubelet on containerd (kscale cluster node up), a cluster under
+# test, and the density suite with hollow nodes as containers, in both
+# layouts. As root; it runs in make test too.
+kubemark-e2e: deps build kubelet kubemark-image ## the kubemark provider end to end on a real kubelet + containerd root (as root)
+	$(GO) test -count=1 -timeout 30m -run 'TestKubemarkOnRealRoot' -v ./suites
 
 # NODES=1000 make density for a bigger run; ARGS for more suite flags.
 density: build ## the density suite: local cluster, hollow-node fleets, the density config, SLO verdicts, reports

@@ -8,7 +8,6 @@ import (
 
 	"github.com/kscale/kscale/controlplane/rootnode"
 	"github.com/kscale/kscale/kubemark/image"
-	"github.com/kscale/kscale/kubemark/stamp"
 )
 
 func newClusterNodeCommand(dir *string) *cobra.Command {
@@ -24,7 +23,6 @@ func newClusterNodeUpCommand(dir *string) *cobra.Command {
 	c := rootnode.DefaultConfig()
 	c.Kubelet = "bin/kubelet"
 	c.Images = []string{"bin/kubemark-image.tar"}
-	c.SandboxImage = image.DefaultRepository + ":" + stamp.Version()
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start a real kubelet on containerd, joined to the cluster, and wait until its Node is Ready",
@@ -39,6 +37,13 @@ reach it. Needs root. Prints the node's IP on stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.ClusterDir = *dir
+			if c.SandboxImage == "" && len(c.Images) > 0 {
+				refs, err := image.ArchiveReferences(c.Images[0])
+				if err != nil {
+					return usageError{fmt.Errorf("--image=%s: %w", c.Images[0], err)}
+				}
+				c.SandboxImage = refs[0]
+			}
 			st, err := rootnode.Up(cmd.Context(), c, cmd.ErrOrStderr())
 			if err != nil {
 				return nodeError(err)
@@ -51,7 +56,7 @@ reach it. Needs root. Prints the node's IP on stdout.`,
 	fs.StringVar(&c.Name, "name", c.Name, "the Node's name")
 	fs.StringVar(&c.Kubelet, "kubelet", c.Kubelet, "the kubelet binary (make kubelet builds bin/kubelet)")
 	fs.StringArrayVar(&c.Images, "image", c.Images, "OCI archive to import into the node's containerd (repeatable)")
-	fs.StringVar(&c.SandboxImage, "sandbox-image", c.SandboxImage, "the pod sandbox image, one of the imported images")
+	fs.StringVar(&c.SandboxImage, "sandbox-image", c.SandboxImage, "the pod sandbox image, one of the imported images (default: the first --image's)")
 	fs.StringVar(&c.Bridge, "bridge", c.Bridge, "the pods' bridge, created by kscale")
 	fs.StringVar(&c.Subnet, "subnet", c.Subnet, "the pods' private subnet; its first address is the bridge's and the node's")
 	fs.StringVar(&c.CNIBinDir, "cni-bin-dir", c.CNIBinDir, "the CNI plugins' folder")

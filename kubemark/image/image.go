@@ -345,3 +345,42 @@ func (im *Image) Push(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ArchiveReferences are the image names an OCI archive's index gives its
+// images, as WriteArchive writes them.
+func ArchiveReferences(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: no index.json: not an OCI archive", path)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if hdr.Name != "index.json" && hdr.Name != "./index.json" {
+			continue
+		}
+		idx, err := v1.ParseIndexManifest(tr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: index.json: %w", path, err)
+		}
+		var refs []string
+		for _, m := range idx.Manifests {
+			if ref := m.Annotations[AnnotationContainerdName]; ref != "" {
+				refs = append(refs, ref)
+			} else if ref := m.Annotations[AnnotationRefName]; ref != "" {
+				refs = append(refs, ref)
+			}
+		}
+		if len(refs) == 0 {
+			return nil, fmt.Errorf("%s: its index names no image", path)
+		}
+		return refs, nil
+	}
+}

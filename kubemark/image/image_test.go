@@ -76,6 +76,10 @@ func TestArchive(t *testing.T) {
 	if err := im.WriteArchive(archive); err != nil {
 		t.Fatal(err)
 	}
+	refs, err := image.ArchiveReferences(archive)
+	if err != nil || len(refs) != 1 || refs[0] != im.Reference() {
+		t.Fatalf("ArchiveReferences = %v, %v; want [%s]", refs, err, im.Reference())
+	}
 	dir := untar(t, archive)
 	idx, err := layout.ImageIndexFromPath(dir)
 	if err != nil {
