@@ -52,6 +52,8 @@ func apiServerArgs(dir clusterdir.Dir, o *Options) []string {
 		"--kubelet-client-certificate=" + dir.CertFile("apiserver-kubelet-client"),
 		"--kubelet-client-key=" + dir.KeyFile("apiserver-kubelet-client"),
 		"--authorization-mode=Node,RBAC",
+		// Kubelets join with bootstrap tokens, as in a kubeadm cluster.
+		"--enable-bootstrap-token-auth=true",
 		// The default plugins stay on; NodeRestriction is the one that is
 		// off by default and that every production cluster turns on.
 		"--enable-admission-plugins=NodeRestriction",
@@ -96,6 +98,9 @@ func controllerManagerArgs(dir clusterdir.Dir, o *Options) []string {
 		// Each controller talks to the apiserver as its own service account,
 		// as in production clusters, so RBAC and APF see them separately.
 		"--use-service-account-credentials=true",
+		// kubeadm's set: the default controllers and the one that deletes
+		// expired bootstrap tokens.
+		"--controllers=*,tokencleaner",
 		"--cluster-signing-cert-file=" + dir.CACert(),
 		"--cluster-signing-key-file=" + dir.CAKey(),
 		"--allocate-node-cidrs=true",

@@ -1,11 +1,16 @@
 package suites_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +33,8 @@ type realRoot struct {
 	dir, kscale, nodeIP string
 	root, test          *local.ControlPlane
 	image               string
+	// auditLog is the cluster under test's audit log.
+	auditLog string
 }
 
 // TestKubemarkOnRealRoot is the kubemark provider against a real container
@@ -44,15 +51,15 @@ func TestKubemarkOnRealRoot(t *testing.T) {
 	}
 	r := startRealRoot(t)
 	cases := []struct {
-		name       string
-		args       []string
-		pods       int
-		containers []string
+		name        string
+		args        []string
+		pods, nodes int
+		containers  []string
 	}{
 		// 100 fleet nodes in 2 pods.
-		{"fleet", []string{"--hollow=fleet", "--nodes=100", "--nodes-per-fleet=50", "--pods-per-node=5"}, 2, []string{"fleet"}},
+		{"fleet", []string{"--hollow=fleet", "--nodes=100", "--nodes-per-fleet=50", "--pods-per-node=5"}, 2, 100, []string{"fleet"}},
 		// 5 nodes of a kubelet pod each: the kubelet and proxy morphs.
-		{"kubelet", []string{"--hollow=kubelet", "--nodes=5", "--pods-per-node=5"}, 5, []string{"kubelet", "proxy"}},
+		{"kubelet", []string{"--hollow=kubelet", "--nodes=5", "--pods-per-node=5"}, 5, 5, []string{"kubelet", "proxy"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +72,7 @@ func TestKubemarkOnRealRoot(t *testing.T) {
 				"--kubemark-step-timeout=3m",
 				"--testoverrides=../../configs/density/overrides/small.yaml",
 			}, tc.args...)
+			auditFrom := fileSize(r.auditLog)
 			run := startSuiteArgs(t, args)
 			seen := r.watchContainers(t, run, tc.pods, tc.containers)
 			summary := run.passed(t, 15*time.Minute)
@@ -74,6 +82,7 @@ func TestKubemarkOnRealRoot(t *testing.T) {
 			if summary.Verdict == "" {
 				t.Fatal("no verdict")
 			}
+			r.checkIdentities(t, auditFrom, tc.nodes, tc.name == "kubelet")
 			r.checkNothingLeft(t)
 		})
 	}
@@ -128,6 +137,14 @@ func startRealRoot(t *testing.T) *realRoot {
 
 	testOpts := opts
 	testOpts.APIServerAddress = r.nodeIP
+	// Every request's user, groups and source address, to hold the hollow
+	// nodes to the identities kubelets have.
+	policy := filepath.Join(r.dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.auditLog = filepath.Join(r.dir, "audit.log")
+	testOpts.APIServerArgs = []string{"--audit-policy-file=" + policy, "--audit-log-path=" + r.auditLog, "--audit-log-maxsize=0"}
 	if r.test, err = local.Start(ctx, filepath.Join(r.dir, "test"), testOpts, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -232,6 +249,126 @@ func runsAsContainers(pod *v1.Pod, containers []string) string {
 	return ""
 }
 
+// checkIdentities reads the audit log of the run: every request from the
+// hollow-node pods' addresses must come from a node's own identity
+// (system:node:<name> in system:nodes, which API Priority and Fairness
+// puts in the system-nodes flow schema), from the run's bootstrap token
+// asking for certificates, or from the proxy's ServiceAccount — never from
+// the user's admin credential. A kubelet's bootstrap also asks /healthz. Every hollow node must have made requests
+// as itself.
+func (r *realRoot) checkIdentities(t *testing.T, from int64, nodes int, proxy bool) {
+	t.Helper()
+	_, subnet, err := net.ParseCIDR(r.nodeIP + "/24")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(r.auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	type event struct {
+		Verb       string `json:"verb"`
+		RequestURI string `json:"requestURI"`
+		User       struct {
+			Username string   `json:"username"`
+			Groups   []string `json:"groups"`
+		} `json:"user"`
+		SourceIPs []string `json:"sourceIPs"`
+		ObjectRef *struct {
+			Resource string `json:"resource"`
+		} `json:"objectRef"`
+	}
+	nodeUsers := map[string]int{}
+	var bootstrap, healthz, proxied, fromPods int
+	bad := map[string]int{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit log: %v", err)
+		}
+		if len(e.SourceIPs) == 0 {
+			continue
+		}
+		ip := net.ParseIP(e.SourceIPs[0])
+		if ip == nil || !subnet.Contains(ip) || ip.String() == r.nodeIP {
+			continue // the test and the control plane, on the host
+		}
+		fromPods++
+		u := e.User.Username
+		switch {
+		case strings.HasPrefix(u, "system:node:") && slices.Contains(e.User.Groups, "system:nodes"):
+			nodeUsers[u]++
+		case strings.HasPrefix(u, "system:bootstrap:") && e.ObjectRef != nil && e.ObjectRef.Resource == "certificatesigningrequests":
+			bootstrap++
+		case strings.HasPrefix(u, "system:bootstrap:") && e.ObjectRef == nil && strings.HasPrefix(e.RequestURI, "/healthz"):
+			// The kubelet's TLS bootstrap waits for the apiserver first.
+			healthz++
+		case proxy && u == "system:serviceaccount:kube-system:kscale-"+kubemark.DefaultName+"-hollow-proxy":
+			proxied++
+		default:
+			bad[fmt.Sprintf("%s %v %s", u, e.User.Groups, e.Verb)]++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	asNodes := 0
+	for _, n := range nodeUsers {
+		asNodes += n
+	}
+	t.Logf("audit: %d requests from the hollow-node pods: %d as %d nodes, %d by the bootstrap token (%d CSR calls, %d /healthz), %d by the proxies",
+		fromPods, asNodes, len(nodeUsers), bootstrap+healthz, bootstrap, healthz, proxied)
+	if len(bad) > 0 {
+		t.Errorf("requests from the hollow-node pods under other identities: %v", bad)
+	}
+	if len(nodeUsers) != nodes {
+		t.Errorf("%d hollow nodes made requests as system:node:<name>, want all %d", len(nodeUsers), nodes)
+	}
+	if bootstrap < nodes {
+		t.Errorf("%d CSR requests by the bootstrap token for %d nodes", bootstrap, nodes)
+	}
+	if proxy && proxied == 0 {
+		t.Error("no request by the proxies' ServiceAccount")
+	}
+	// The flow schema that classifies system:nodes, and its traffic.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fs, err := r.test.Client.FlowcontrolV1().FlowSchemas().Get(ctx, "system-nodes", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := false
+	for _, rule := range fs.Spec.Rules {
+		for _, s := range rule.Subjects {
+			groups = groups || (s.Group != nil && s.Group.Name == "system:nodes")
+		}
+	}
+	if !groups {
+		t.Errorf("flow schema system-nodes does not match group system:nodes: %+v", fs.Spec.Rules)
+	}
+	metrics, err := r.test.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(metrics), `apiserver_flowcontrol_dispatched_requests_total{flow_schema="system-nodes",priority_level="system"}`) {
+		t.Error("the apiserver dispatched no request in flow schema system-nodes")
+	}
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
 // checkNothingLeft holds the end of a run to the provider's promise: its
 // namespace gone from the root cluster, its Nodes gone from the cluster
 // under test, no hollow-node container running, no kubemark process.
@@ -248,6 +385,21 @@ func (r *realRoot) checkNothingLeft(t *testing.T) {
 	}
 	if len(nodes.Items) > 0 {
 		t.Errorf("%d hollow Nodes left in the cluster under test", len(nodes.Items))
+	}
+	// The run's credentials: the token, its bindings, the proxy's
+	// ServiceAccount, the CSRs.
+	owned := metav1.ListOptions{LabelSelector: kubemark.OwnerLabel}
+	if secrets, err := r.test.Client.CoreV1().Secrets("kube-system").List(ctx, owned); err != nil || len(secrets.Items) > 0 {
+		t.Errorf("secrets of the run left in kube-system: %v %v", secrets, err)
+	}
+	if sas, err := r.test.Client.CoreV1().ServiceAccounts("kube-system").List(ctx, owned); err != nil || len(sas.Items) > 0 {
+		t.Errorf("service accounts of the run left in kube-system: %v %v", sas, err)
+	}
+	if crbs, err := r.test.Client.RbacV1().ClusterRoleBindings().List(ctx, owned); err != nil || len(crbs.Items) > 0 {
+		t.Errorf("cluster role bindings of the run left: %v %v", crbs, err)
+	}
+	if csrs, err := r.test.Client.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{}); err != nil || len(csrs.Items) > 0 {
+		t.Errorf("CSRs left: %d %v", len(csrs.Items), err)
 	}
 	// The kubelet stops the containers of deleted pods within its sync
 	// period.

@@ -169,6 +169,7 @@ func addFlags(fs *pflag.FlagSet, c *morph.Config) *bool {
 // shareFlags copies the flags the fleet shares with the kubelet morph.
 func shareFlags(c *morph.Config, fc *fleet.Config) {
 	fc.KubeconfigPath = c.KubeconfigPath
+	fc.BootstrapKubeconfigPath = c.BootstrapKubeconfigPath
 	fc.ContentType = c.ContentType
 	fc.QPS, fc.Burst = c.QPS, c.Burst
 	fc.NodeLabels = c.NodeLabels

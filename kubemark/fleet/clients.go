@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -24,9 +25,13 @@ import (
 
 // clientFactory makes the API clients of the fleet's nodes.
 type clientFactory struct {
-	base  *rest.Config
-	ca    *pki.CA        // nil: every node uses the kubeconfig's credential
-	roots *x509.CertPool // the server's CA, parsed once for all nodes
+	base *rest.Config
+	// ca mints each node's certificate; bootstrap requests it through the
+	// CSR API instead. With neither, every node uses the kubeconfig's
+	// credential.
+	ca        *pki.CA
+	bootstrap *bootstrapper
+	roots     *x509.CertPool // the server's CA, parsed once for all nodes
 	// eventQPS and eventBurst limit each node's event client.
 	eventQPS   float32
 	eventBurst int
@@ -35,9 +40,14 @@ type clientFactory struct {
 func newClientFactory(c *Config) (*clientFactory, error) {
 	var base *rest.Config
 	var err error
-	if c.RESTConfig != nil {
+	switch {
+	case c.RESTConfig != nil:
 		base = rest.CopyConfig(c.RESTConfig)
-	} else {
+	case c.BootstrapKubeconfigPath != "":
+		if base, err = clientcmd.BuildConfigFromFlags("", c.BootstrapKubeconfigPath); err != nil {
+			return nil, fmt.Errorf("--bootstrap-kubeconfig=%q: %w", c.BootstrapKubeconfigPath, err)
+		}
+	default:
 		if base, err = clientcmd.BuildConfigFromFlags("", c.KubeconfigPath); err != nil {
 			return nil, fmt.Errorf("--kubeconfig=%q: %w", c.KubeconfigPath, err)
 		}
@@ -54,13 +64,20 @@ func newClientFactory(c *Config) (*clientFactory, error) {
 	base.GroupVersion = &schema.GroupVersion{Version: "v1"}
 	base.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 	f := &clientFactory{base: base, eventQPS: c.EventQPS, eventBurst: c.EventBurst}
-	if c.CACertFile != "" {
+	switch {
+	case c.CACertFile != "":
 		if f.ca, err = pki.LoadCA(c.CACertFile, c.CAKeyFile); err != nil {
 			return nil, fmt.Errorf("--ca-cert-file=%q --ca-key-file=%q: %w", c.CACertFile, c.CAKeyFile, err)
 		}
-		if f.roots, err = serverRoots(base); err != nil {
+	case c.BootstrapKubeconfigPath != "":
+		if f.bootstrap, err = newBootstrapper(base); err != nil {
 			return nil, err
 		}
+	default:
+		return f, nil
+	}
+	if f.roots, err = serverRoots(base); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -86,7 +103,7 @@ func serverRoots(cfg *rest.Config) (*x509.CertPool, error) {
 }
 
 // ownIdentity reports whether nodes authenticate as themselves.
-func (f *clientFactory) ownIdentity() bool { return f.ca != nil }
+func (f *clientFactory) ownIdentity() bool { return f.ca != nil || f.bootstrap != nil }
 
 // nodeClients are one node's API clients. Like a kubelet's they share the
 // node's one connection but not its client-side rate limits: the kubelet's
@@ -102,19 +119,26 @@ type nodeClients struct {
 func sameClient(c *rest.RESTClient) nodeClients { return nodeClients{c, c, c} }
 
 // forNode returns the clients of one node: with its own identity
-// (system:node:<name>) when the factory has a CA, and always with its own
-// connection, as every kubelet has.
-func (f *clientFactory) forNode(name string) (nodeClients, error) {
-	if f.ca == nil {
+// (system:node:<name>) when the factory has a CA or a bootstrap token, and
+// always with its own connection, as every kubelet has.
+func (f *clientFactory) forNode(ctx context.Context, name string) (nodeClients, error) {
+	var cert tls.Certificate
+	switch {
+	case f.ca != nil:
+		kp, err := f.ca.ClientCert("system:node:"+name, "system:nodes")
+		if err != nil {
+			return nodeClients{}, err
+		}
+		if cert, err = tls.X509KeyPair(kp.CertPEM, kp.KeyPEM); err != nil {
+			return nodeClients{}, err
+		}
+	case f.bootstrap != nil:
+		var err error
+		if cert, err = f.bootstrap.certificate(ctx, name); err != nil {
+			return nodeClients{}, err
+		}
+	default:
 		return f.ownConnection(rest.CopyConfig(f.base))
-	}
-	kp, err := f.ca.ClientCert("system:node:"+name, "system:nodes")
-	if err != nil {
-		return nodeClients{}, err
-	}
-	cert, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
-	if err != nil {
-		return nodeClients{}, err
 	}
 	cert.Leaf = nil // parsed for nothing: the handshake sends the DER (4 KiB a node)
 	// The node's TLS config is built here rather than by client-go, so that

@@ -37,6 +37,10 @@ type Config struct {
 	// when set, is used instead (a program embedding the fleet).
 	KubeconfigPath string
 	RESTConfig     *rest.Config
+	// BootstrapKubeconfigPath, when set, replaces KubeconfigPath: its
+	// credential (a bootstrap token) only requests each node's own client
+	// certificate through the CSR API, as a kubelet's TLS bootstrap does.
+	BootstrapKubeconfigPath string
 	// CACertFile and CAKeyFile let the fleet mint a client certificate per
 	// node (system:node:<name>, group system:nodes) from the cluster's CA.
 	// Without them every node uses the kubeconfig's credential.
@@ -168,6 +172,12 @@ func (c *Config) Validate() error {
 	// it cannot read.
 	if c.KubeconfigPath == "" && c.RESTConfig == nil {
 		return fmt.Errorf("--kubeconfig: required")
+	}
+	if c.BootstrapKubeconfigPath != "" && c.CACertFile != "" {
+		return fmt.Errorf("--bootstrap-kubeconfig and --ca-cert-file: each gives the nodes their identities; use one")
+	}
+	if c.BootstrapKubeconfigPath != "" && c.Profile == ProfileLight {
+		return fmt.Errorf("--bootstrap-kubeconfig needs --profile=kubelet: the light profile's nodes share one client, so none could have an identity of its own")
 	}
 	if (c.CACertFile == "") != (c.CAKeyFile == "") {
 		return fmt.Errorf("--ca-cert-file and --ca-key-file go together")

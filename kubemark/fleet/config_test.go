@@ -21,6 +21,8 @@ func TestValidate(t *testing.T) {
 		{"bad label value", func(c *Config) { c.NodeLabels = map[string]string{"k": "a b"} }, `--node-labels: value "a b"`},
 		{"bad zone", func(c *Config) { c.Zones = []string{"zone a"} }, `--zones: "zone a"`},
 		{"ca half given", func(c *Config) { c.CACertFile = "/x" }, "--ca-cert-file and --ca-key-file go together"},
+		{"two identities", func(c *Config) { c.BootstrapKubeconfigPath, c.CACertFile, c.CAKeyFile = "/b", "/x", "/y" }, "each gives the nodes their identities"},
+		{"bootstrap in the light profile", func(c *Config) { c.BootstrapKubeconfigPath, c.Profile = "/b", ProfileLight }, "--bootstrap-kubeconfig needs --profile=kubelet"},
 		{"no kubeconfig", func(c *Config) { c.KubeconfigPath, c.RESTConfig = "", nil }, `--kubeconfig: required`},
 		{"fail fraction", func(c *Config) { c.FailNodes = 1.5 }, "--fail-nodes=1.5"},
 		{"node ip range too small", func(c *Config) { c.NodeIPCIDR = "100.64.0.0/31" }, "too small"},

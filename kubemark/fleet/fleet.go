@@ -154,11 +154,11 @@ func (f *Fleet) Run(ctx context.Context) error {
 }
 
 // nodeClients returns the API clients of a node.
-func (f *Fleet) nodeClients(name string) (nodeClients, error) {
+func (f *Fleet) nodeClients(ctx context.Context, name string) (nodeClients, error) {
 	if f.cfg.Profile == ProfileLight {
 		return sameClient(f.shared), nil
 	}
-	return f.clients.forNode(name)
+	return f.clients.forNode(ctx, name)
 }
 
 // nodeRegistered starts what a node does once registered: in the kubelet
@@ -357,6 +357,12 @@ func (f *Fleet) setFailed(nodes []*node, failed bool) {
 // garbage collection, their pods through the pod GC). A node may not delete
 // its own Node object, so this uses the kubeconfig's credential.
 func (f *Fleet) deleteNodes() error {
+	if f.clients.bootstrap != nil {
+		// A kubelet's identity may not delete Nodes, and a bootstrap token
+		// neither: whoever made the token deletes them.
+		klog.InfoS("Leaving the fleet's Nodes: nodes that joined with a bootstrap token cannot delete them", "nodes", len(f.nodes))
+		return nil
+	}
 	client, err := f.clients.shared()
 	if err != nil {
 		return err

@@ -95,7 +95,7 @@ func (n *node) logger() klog.Logger { return klog.Background().WithValues("node"
 // with the kubelet's start-up calls (startup.go).
 func (n *node) register(ctx context.Context) {
 	f := n.fleet
-	if err := n.ensureClient(); err != nil {
+	if err := n.ensureClient(ctx); err != nil {
 		n.logger().Error(err, "Creating the node's client")
 		f.sched.After(f.backoff(0), priorityBackground, n.register)
 		return
@@ -141,11 +141,11 @@ func (n *node) register(ctx context.Context) {
 }
 
 // ensureClient makes the node's API client on first use.
-func (n *node) ensureClient() error {
+func (n *node) ensureClient(ctx context.Context) error {
 	if n.client != nil {
 		return nil
 	}
-	c, err := n.fleet.nodeClients(n.name)
+	c, err := n.fleet.nodeClients(ctx, n.name)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ import (
 // startKubelet is a kubelet-profile node's first step.
 func (n *node) startKubelet(ctx context.Context) {
 	f := n.fleet
-	if err := n.ensureClient(); err != nil {
+	if err := n.ensureClient(ctx); err != nil {
 		n.logger().Error(err, "Creating the node's client")
 		f.sched.After(f.backoff(0), priorityBackground, n.startKubelet)
 		return

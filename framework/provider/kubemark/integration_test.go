@@ -203,13 +203,13 @@ func TestProvisionAndTeardown(t *testing.T) {
 	})
 	if ok {
 		t.Run("applied objects match the rendered ones", func(t *testing.T) {
-			checkApplied(t, ctx, root.Client, m)
+			checkApplied(t, ctx, root.Client, p.Manifests()) // rendered again with the run's credentials
 		})
 	}
 
 	t.Run("teardown", func(t *testing.T) {
-		// A fleet that crashed leaves its nodes behind (the others delete
-		// theirs on SIGTERM): Teardown deletes them.
+		// Hollow nodes joined with a bootstrap token cannot delete their
+		// Nodes, whether their fleet stopped or crashed: Teardown does.
 		crashed := kubelet.crashOne()
 		if crashed == "" {
 			t.Fatal("no fleet process to crash")

@@ -52,6 +52,8 @@ type Provider struct {
 	po provider.Options
 	o  Options
 	m  *Manifests
+	// identity is the run's bootstrap token, once created.
+	identity *identity
 
 	rootConfig, testConfig *rest.Config
 	root                   kubernetes.Interface
@@ -128,6 +130,19 @@ func (p *Provider) Provision(ctx context.Context) (*provider.Cluster, error) {
 	if err := p.claimNamespace(ctx); err != nil {
 		return nil, err
 	}
+	id, err := newIdentity(d.Name, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	p.identity = id
+	creds, err := p.createIdentity(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if p.m, err = render(p.po, p.o, creds); err != nil {
+		return nil, err
+	}
+	p.progressf("kubemark: hollow nodes join with bootstrap token %s (expires %s) and their own system:node certificates", id.tokenID, id.expires.UTC().Format(time.RFC3339))
 	for _, obj := range p.m.Objects {
 		if obj == p.m.deployment {
 			continue
@@ -305,6 +320,9 @@ func (p *Provider) Teardown(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	if err := p.deleteNodes(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := p.deleteIdentity(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -47,7 +47,7 @@ const (
 // Names of the objects of the embedded templates.
 const (
 	DeploymentName = "hollow-node"
-	SecretName     = "hollow-node-kubeconfig"
+	SecretName     = "hollow-node-credentials"
 	ConfigMapName  = "hollow-node-config"
 	// MetricsPort serves a fleet's /metrics, /healthz and /status.
 	MetricsPort = 10269
@@ -84,8 +84,12 @@ type TemplateData struct {
 	NodeLabels string
 	// HollowArgs are extra kubemark flags (--hollow-arg), after kscale's.
 	HollowArgs []string
-	// Kubeconfig is the test cluster's kubeconfig, self-contained.
-	Kubeconfig string
+	// BootstrapKubeconfig is the test cluster's address and CA with the
+	// run's bootstrap token: each hollow node requests its own client
+	// certificate with it. ProxyKubeconfig (kubelet layout) carries the
+	// proxy's ServiceAccount token. Both are made at provision time;
+	// rendered alone, they hold a placeholder token.
+	BootstrapKubeconfig, ProxyKubeconfig string
 	// Config is the ConfigMap's data, read by the pods as environment.
 	Config map[string]string
 	// InputsHash changes when Config or Kubeconfig do, so that the pods
@@ -128,9 +132,23 @@ func (m *Manifests) Deployment() (*appsv1.Deployment, error) {
 	return &d, err
 }
 
-// Render renders the manifests of a run. It checks the options first; the
-// errors name the offending flag.
+// Credentials are the kubeconfigs the hollow-node pods get.
+type Credentials struct {
+	BootstrapKubeconfig, ProxyKubeconfig []byte
+}
+
+// placeholderToken stands for the bootstrap token in manifests rendered
+// before a run makes one.
+const placeholderToken = "created-at-provision.0000000000000000"
+
+// Render renders the manifests of a run, with placeholder credentials. It
+// checks the options first; the errors name the offending flag.
 func Render(po provider.Options, o Options) (*Manifests, error) {
+	return render(po, o, nil)
+}
+
+// render renders with creds, or placeholders when nil.
+func render(po provider.Options, o Options, creds *Credentials) (*Manifests, error) {
 	s, err := o.check()
 	if err != nil {
 		return nil, err
@@ -141,16 +159,27 @@ func Render(po provider.Options, o Options) (*Manifests, error) {
 	if po.Kubeconfig == "" {
 		return nil, errors.New("--kubeconfig: required: the test cluster the hollow nodes join")
 	}
-	kubeconfig, err := flattenKubeconfig(po.Kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig=%s: %w", po.Kubeconfig, err)
+	if creds == nil {
+		server, err := serverKubeconfig(po.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig=%s: %w", po.Kubeconfig, err)
+		}
+		creds = &Credentials{}
+		if creds.BootstrapKubeconfig, err = tokenKubeconfig(server, "kubelet-bootstrap", placeholderToken); err != nil {
+			return nil, err
+		}
+		if po.Hollow == provider.HollowKubelet {
+			if creds.ProxyKubeconfig, err = tokenKubeconfig(server, proxyServiceAccount(o.Name), placeholderToken); err != nil {
+				return nil, err
+			}
+		}
 	}
 	sources, err := loadTemplates(s.TemplatesDir)
 	if err != nil {
 		return nil, err
 	}
 	l := newLayout(po.Hollow, po.Nodes, po.NodesPerFleet)
-	data := templateData(s, po, l, string(kubeconfig))
+	data := templateData(s, po, l, creds)
 	m := &Manifests{Data: data, layout: l, origin: map[*unstructured.Unstructured]string{}}
 	var out bytes.Buffer
 	for _, name := range TemplateFiles {
@@ -182,7 +211,7 @@ func Render(po provider.Options, o Options) (*Manifests, error) {
 	return m, nil
 }
 
-func templateData(s *settings, po provider.Options, l layout, kubeconfig string) *TemplateData {
+func templateData(s *settings, po provider.Options, l layout, creds *Credentials) *TemplateData {
 	labels := map[string]string{OwnerLabel: s.Name, ManagedByLabel: ManagedBy}
 	podLabels := map[string]string{"app.kubernetes.io/name": DeploymentName}
 	selector := map[string]string{"app.kubernetes.io/name": DeploymentName, OwnerLabel: s.Name}
@@ -194,9 +223,9 @@ func templateData(s *settings, po provider.Options, l layout, kubeconfig string)
 		Namespace: s.Namespace, DeploymentName: DeploymentName, SecretName: SecretName, ConfigMapName: ConfigMapName,
 		Hollow: po.Hollow, Image: s.Image, ImagePullPolicy: s.ImagePullPolicy, Command: s.Command,
 		Replicas: l.Pods, NodesPerPod: l.NodesPerPod, Nodes: l.Nodes(), MaxPods: po.MaxPods,
-		NodeLabels:  HollowLabel + "=" + HollowValue + "," + OwnerLabel + "=" + s.Name,
-		HollowArgs:  append([]string(nil), po.HollowArgs...),
-		Kubeconfig:  kubeconfig,
+		NodeLabels:          HollowLabel + "=" + HollowValue + "," + OwnerLabel + "=" + s.Name,
+		HollowArgs:          append([]string(nil), po.HollowArgs...),
+		BootstrapKubeconfig: string(creds.BootstrapKubeconfig), ProxyKubeconfig: string(creds.ProxyKubeconfig),
 		Tolerations: s.tolerations, NodeSelector: s.nodeSelector, HostAliases: s.hostAliases,
 		MetricsPort: MetricsPort,
 	}
@@ -205,7 +234,7 @@ func templateData(s *settings, po provider.Options, l layout, kubeconfig string)
 		"max-pods":     strconv.Itoa(po.MaxPods),
 		"node-labels":  d.NodeLabels,
 	}
-	d.InputsHash = inputsHash(d.Config, kubeconfig)
+	d.InputsHash = inputsHash(d.Config, d.BootstrapKubeconfig+d.ProxyKubeconfig)
 	if po.Hollow == provider.HollowFleet {
 		d.Resources = fleetRequests(l.NodesPerPod)
 	} else {
@@ -250,9 +279,10 @@ func inputsHash(config map[string]string, kubeconfig string) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// flattenKubeconfig reads a kubeconfig and returns its current context alone
-// with certificates, keys and tokens embedded: what a pod elsewhere can use.
-func flattenKubeconfig(path string) ([]byte, error) {
+// serverKubeconfig reads a kubeconfig and returns its current context's
+// cluster alone, its CA embedded, with no credentials: what a pod elsewhere
+// needs to reach the cluster, without the user's identity.
+func serverKubeconfig(path string) (*clientcmdapi.Config, error) {
 	cfg, err := clientcmd.LoadFromFile(path)
 	if err != nil {
 		return nil, err
@@ -265,26 +295,15 @@ func flattenKubeconfig(path string) ([]byte, error) {
 	if err := clientcmdapi.MinifyConfig(cfg); err != nil {
 		return nil, err
 	}
-	for name, a := range cfg.AuthInfos {
-		if a.Exec != nil || a.AuthProvider != nil {
-			return nil, fmt.Errorf("user %q authenticates with a credential plugin, which the hollow-node pods cannot run: use a kubeconfig with a certificate or a token", name)
-		}
-		if a.TokenFile != "" {
-			p := a.TokenFile
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(filepath.Dir(a.LocationOfOrigin), p)
-			}
-			token, err := os.ReadFile(p)
-			if err != nil {
-				return nil, fmt.Errorf("user %q: %w", name, err)
-			}
-			a.Token, a.TokenFile = strings.TrimSpace(string(token)), ""
-		}
+	for _, a := range cfg.AuthInfos {
+		// Flattening reads files of the user too; they are dropped below.
+		a.ClientCertificate, a.ClientKey, a.TokenFile = "", "", ""
 	}
 	if err := clientcmdapi.FlattenConfig(cfg); err != nil {
 		return nil, err
 	}
-	return clientcmd.Write(*cfg)
+	cfg.AuthInfos = map[string]*clientcmdapi.AuthInfo{}
+	return cfg, nil
 }
 
 type templateSource struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kscale/kscale/framework/golden"
@@ -102,37 +103,61 @@ func TestRenderKubeletGolden(t *testing.T) {
 	}
 }
 
-// The Secret holds the current context alone, its certificate files
-// embedded: a kubeconfig that works anywhere.
-func TestSecretKubeconfigIsSelfContained(t *testing.T) {
-	po, o := testOptions()
-	m, err := Render(po, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secret := m.Objects[1]
-	data, _, _ := unstructuredString(secret.Object, "data", "kubeconfig")
-	raw, err := base64.StdEncoding.DecodeString(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.Load(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cfg.Contexts) != 1 || len(cfg.Clusters) != 1 || len(cfg.AuthInfos) != 1 || cfg.CurrentContext != "test" {
-		t.Fatalf("not minified: %+v", cfg)
-	}
-	ca, _ := os.ReadFile("testdata/ca.crt")
-	key, _ := os.ReadFile("testdata/client.key")
-	if c := cfg.Clusters["test"]; string(c.CertificateAuthorityData) != string(ca) || c.CertificateAuthority != "" {
-		t.Errorf("cluster CA not embedded: %+v", c)
-	}
-	if a := cfg.AuthInfos["admin"]; string(a.ClientKeyData) != string(key) || a.ClientKey != "" || a.ClientCertificateData == nil {
-		t.Errorf("client credential not embedded: %+v", a)
-	}
-	if strings.Contains(string(raw), "secret-of-another-cluster") {
-		t.Error("the Secret holds another context's token")
+// The Secret holds the test cluster's address and CA with a token of the
+// run's own, in both layouts: none of the user's credentials, whatever they
+// are (a client key, a plugin), nor another context's.
+func TestSecretHoldsNoUserCredential(t *testing.T) {
+	for _, tc := range []struct {
+		name, kubeconfig, hollow string
+		keys                     []string
+	}{
+		{"fleet", "testdata/kubeconfig", provider.HollowFleet, []string{"bootstrap-kubeconfig"}},
+		{"kubelet", "testdata/kubeconfig", provider.HollowKubelet, []string{"bootstrap-kubeconfig", "proxy-kubeconfig"}},
+		{"plugin", "testdata/kubeconfig-exec", provider.HollowFleet, []string{"bootstrap-kubeconfig"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			po, o := testOptions()
+			po.Kubeconfig, po.Hollow = tc.kubeconfig, tc.hollow
+			m, err := Render(po, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			secret := m.Objects[1]
+			data, _, _ := unstructured.NestedStringMap(secret.Object, "data")
+			if len(data) != len(tc.keys) {
+				t.Fatalf("secret keys %v, want %v", data, tc.keys)
+			}
+			key, _ := os.ReadFile("testdata/client.key")
+			ca, _ := os.ReadFile("testdata/ca.crt")
+			for _, k := range tc.keys {
+				raw, err := base64.StdEncoding.DecodeString(data[k])
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg, err := clientcmd.Load(raw)
+				if err != nil {
+					t.Fatalf("%s: %v", k, err)
+				}
+				if len(cfg.Contexts) != 1 || len(cfg.Clusters) != 1 || len(cfg.AuthInfos) != 1 {
+					t.Fatalf("%s: not one context, cluster and user: %+v", k, cfg)
+				}
+				for _, c := range cfg.Clusters {
+					if tc.name != "plugin" && (string(c.CertificateAuthorityData) != string(ca) || c.CertificateAuthority != "") {
+						t.Errorf("%s: cluster CA not embedded: %+v", k, c)
+					}
+				}
+				for name, a := range cfg.AuthInfos {
+					if a.Token != placeholderToken || a.ClientKeyData != nil || a.ClientCertificateData != nil || a.Exec != nil {
+						t.Errorf("%s: user %s carries more than the run's token: %+v", k, name, a)
+					}
+				}
+				for _, leak := range []string{string(key), "secret-of-another-cluster", "admin"} {
+					if leak != "" && strings.Contains(string(raw), leak) {
+						t.Errorf("%s holds %.20q of the user's kubeconfig", k, leak)
+					}
+				}
+			}
+		})
 	}
 }
 
@@ -266,7 +291,6 @@ func TestBadOptions(t *testing.T) {
 		{"nodes per fleet", func(po *provider.Options, _ *Options) { po.NodesPerFleet = -1 }, []string{"--nodes-per-fleet=-1"}},
 		{"no kubeconfig", func(po *provider.Options, _ *Options) { po.Kubeconfig = "" }, []string{"--kubeconfig", "required"}},
 		{"kubeconfig missing", func(po *provider.Options, _ *Options) { po.Kubeconfig = "testdata/none" }, []string{"--kubeconfig=testdata/none"}},
-		{"kubeconfig with a plugin", func(po *provider.Options, _ *Options) { po.Kubeconfig = "testdata/kubeconfig-exec" }, []string{"--kubeconfig=testdata/kubeconfig-exec", "credential plugin"}},
 		{"step timeout", func(_ *provider.Options, o *Options) { o.StepTimeout = 0 }, []string{"--kubemark-step-timeout"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
