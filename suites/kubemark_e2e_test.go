@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/kscale/kscale/framework/provider/kubemark"
 	"github.com/kscale/kscale/framework/provider/local"
 	"github.com/kscale/kscale/framework/provider/local/localtest"
+	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/kubemark/image"
 )
 
@@ -75,9 +77,16 @@ func TestKubemarkOnRealRoot(t *testing.T) {
 			auditFrom := fileSize(r.auditLog)
 			run := startSuiteArgs(t, args)
 			seen := r.watchContainers(t, run, tc.pods, tc.containers)
+			var killed <-chan string
+			if tc.name == "fleet" {
+				killed = r.killOneFleet(run, tc.nodes)
+			}
 			summary := run.passed(t, 15*time.Minute)
 			if got := <-seen; got != "" {
 				t.Fatalf("the hollow nodes were never seen running as containers: %s", got)
+			}
+			if killed != nil {
+				checkRestart(t, <-killed, summary.Cluster.Hollow)
 			}
 			if summary.Verdict == "" {
 				t.Fatal("no verdict")
@@ -247,6 +256,69 @@ func runsAsContainers(pod *v1.Pod, containers []string) string {
 		}
 	}
 	return ""
+}
+
+// killOneFleet waits until the run's nodes are Ready, then kills one fleet
+// process (SIGKILL, as an OOM kill would) while the run goes on. The
+// channel gets what happened.
+func (r *realRoot) killOneFleet(run *suiteRun, nodes int) <-chan string {
+	out := make(chan string, 1)
+	go func() {
+		for {
+			select {
+			case <-run.done:
+				out <- "the run ended before its nodes were Ready"
+				return
+			case <-time.After(time.Second):
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			list, err := r.test.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: kubemark.HollowLabel})
+			cancel()
+			if err != nil {
+				continue
+			}
+			ready := 0
+			for i := range list.Items {
+				if local.NodeReady(&list.Items[i]) {
+					ready++
+				}
+			}
+			if ready < nodes {
+				continue
+			}
+			procs := processesWith(image.BinaryPath + "\x00--morph=fleet")
+			if len(procs) == 0 {
+				out <- "no fleet process to kill"
+				return
+			}
+			var pid int
+			fmt.Sscanf(procs[0], "%d:", &pid)
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				out <- fmt.Sprintf("killing %s: %v", procs[0], err)
+				return
+			}
+			out <- ""
+			return
+		}
+	}()
+	return out
+}
+
+// checkRestart holds the report to the kill: the restart is listed, and
+// the killed fleet's nodes renewed their Leases again within a minute.
+func checkRestart(t *testing.T, killErr string, h *report.Hollow) {
+	t.Helper()
+	if killErr != "" {
+		t.Fatal(killErr)
+	}
+	if h == nil || len(h.Restarts) == 0 {
+		t.Fatalf("the report lists no hollow-node restart after a fleet was killed: %+v", h)
+	}
+	r := h.Restarts[0]
+	t.Logf("restart: %s/%s (%s), its %d nodes back after %.1fs", r.Pod, r.Container, r.Reason, r.Nodes, r.NodesBackSeconds)
+	if r.Container != "fleet" || r.NodesBackSeconds <= 0 || r.NodesBackSeconds > 60 {
+		t.Errorf("restart %+v: want the fleet container, its nodes back within 60 s", r)
+	}
 }
 
 // checkIdentities reads the audit log of the run: every request from the

@@ -104,6 +104,9 @@ type Cluster struct {
 	Hollow           *report.Hollow
 	NodesReady       []metrics.Point
 	ProvisionSeconds float64
+	// HollowRestarts, when set, tells the hollow-node restarts seen since
+	// provisioning, for the report.
+	HollowRestarts func() []report.HollowRestart
 }
 
 // Provider provisions one run's cluster. Teardown removes what Provision

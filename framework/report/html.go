@@ -145,6 +145,7 @@ type hollowView struct {
 	Nodes, Procs   int
 	RSSMiB, CPU    float64
 	HasRSS, HasCPU bool
+	Restarts       []HollowRestart
 }
 
 type param struct{ Key, Value string }
@@ -223,7 +224,7 @@ func newPage(r *Run) page {
 	p := page{Run: r}
 	if h := r.Cluster.Hollow; h != nil {
 		p.Hollow = &hollowView{Kind: h.Kind, Nodes: h.Nodes, Procs: h.Processes,
-			RSSMiB: h.RSSBytes / (1 << 20), CPU: h.CPUCores, HasRSS: h.RSSBytes > 0, HasCPU: h.CPUCores > 0}
+			RSSMiB: h.RSSBytes / (1 << 20), CPU: h.CPUCores, HasRSS: h.RSSBytes > 0, HasCPU: h.CPUCores > 0, Restarts: h.Restarts}
 	}
 	keys := make([]string, 0, len(r.Parameters))
 	for k := range r.Parameters {
@@ -536,6 +537,9 @@ var reportHTML = template.Must(template.New("report").Funcs(htmlFuncs).Parse(`<!
 <dt>cluster</dt><dd>{{if .Cluster.Version}}{{.Cluster.Version}}{{else}}version unknown{{end}}, {{.Cluster.Nodes}} nodes{{if .Cluster.Provider}}, provider {{.Cluster.Provider}}{{end}}{{if .Cluster.Server}} <span class="muted">({{.Cluster.Server}})</span>{{end}}</dd>
 {{- with .Hollow}}
 <dt>hollow nodes</dt><dd>{{.Nodes}} {{.Kind}} nodes in {{.Procs}} processes{{if .HasRSS}}, {{num .RSSMiB}} MiB RSS{{end}}{{if .HasCPU}}, {{num .CPU}} CPU cores{{end}}</dd>
+{{- range .Restarts}}
+<dt>restarted</dt><dd class="hollow-restart">{{.Pod}} ({{.Container}}) at {{when .At}}{{if .Reason}}: {{.Reason}}{{end}}; {{if .NodesBackSeconds}}its {{.Nodes}} nodes heartbeating again after {{secs .NodesBackSeconds}}{{else}}its {{.Nodes}} nodes not all back{{end}}</dd>
+{{- end}}
 {{- end}}
 {{- if .Cluster.ProvisionSeconds}}
 <dt>provisioning</dt><dd>{{secs .Cluster.ProvisionSeconds}}</dd>

@@ -94,6 +94,24 @@ type Hollow struct {
 	// (cores, averaged over provisioning) when every node was Ready.
 	RSSBytes float64 `json:"rssBytes,omitempty"`
 	CPUCores float64 `json:"cpuCores,omitempty"`
+	// Restarts are the hollow-node containers that restarted during the
+	// run (kubemark provider).
+	Restarts []HollowRestart `json:"restarts,omitempty"`
+}
+
+// HollowRestart is one restart of a hollow-node container, and how long its
+// nodes took to heartbeat again.
+type HollowRestart struct {
+	Pod       string    `json:"pod"`
+	Container string    `json:"container"`
+	At        time.Time `json:"at"`
+	// Reason is how the container last ended (reason and exit code).
+	Reason string `json:"reason,omitempty"`
+	// Nodes is the count of the pod's nodes; NodesBackSeconds the time from
+	// the restart until every one renewed its Lease again, 0 while any has
+	// not.
+	Nodes            int     `json:"nodes"`
+	NodesBackSeconds float64 `json:"nodesBackSeconds,omitempty"`
 }
 
 // Step is one step of the config.

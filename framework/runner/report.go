@@ -27,6 +27,11 @@ func newRunReport(o Options, c *config.Compiled, cfg *rest.Config, client kubern
 		DurationSeconds:  finished.Sub(started).Seconds(),
 		AllowNotMeasured: o.AllowNotMeasured,
 	}
+	if o.Hollow != nil && o.HollowRestarts != nil {
+		h := *o.Hollow
+		h.Restarts = o.HollowRestarts()
+		r.Cluster.Hollow = &h
+	}
 	if v, err := client.Discovery().ServerVersion(); err == nil {
 		r.Cluster.Version = v.GitVersion
 	} else {

@@ -70,6 +70,9 @@ type Options struct {
 	Hollow           *report.Hollow
 	NodesReady       []metrics.Point
 	ProvisionSeconds float64
+	// HollowRestarts tells the hollow-node restarts seen so far; nil when
+	// the provider does not watch for them.
+	HollowRestarts func() []report.HollowRestart
 	// Force starts the run even when namespaces of another kscale run are
 	// in the cluster.
 	Force bool

@@ -326,7 +326,7 @@ func (r *run) start(ctx SpecContext) {
 	o := r.options
 	cl := r.info
 	o.Kubeconfig, o.ClusterDir, o.Nodes, o.Fleets = cl.Kubeconfig, cl.ClusterDir, cl.Nodes, cl.Fleets
-	o.Hollow, o.NodesReady, o.ProvisionSeconds = cl.Hollow, cl.NodesReady, cl.ProvisionSeconds
+	o.Hollow, o.NodesReady, o.ProvisionSeconds, o.HollowRestarts = cl.Hollow, cl.NodesReady, cl.ProvisionSeconds, cl.HollowRestarts
 	// The run's context is not the spec's: what a step starts lives on to
 	// later steps; Session.Step ends it when a step's spec is interrupted.
 	var err error

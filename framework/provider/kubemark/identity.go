@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kscale/kscale/framework/provider"
 )
 
 // How hollow nodes join the test cluster: as kubelets join a kubeadm
@@ -114,7 +116,7 @@ func (p *Provider) createIdentity(ctx context.Context, id *identity) (*Credentia
 	if _, err := p.test.CoreV1().Secrets(tokenNamespace).Create(ctx, secret, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
 		return nil, fmt.Errorf("test cluster: creating the bootstrap token secret %s/%s: %w", tokenNamespace, secret.Name, err)
 	}
-	kubelet := p.po.Hollow == "kubelet"
+	kubelet := p.po.Hollow == provider.HollowKubelet
 	for role, name := range bindingNames(run) {
 		subject := rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: id.group}
 		if role == "system:node-proxier" {

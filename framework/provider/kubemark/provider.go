@@ -54,6 +54,8 @@ type Provider struct {
 	m  *Manifests
 	// identity is the run's bootstrap token, once created.
 	identity *identity
+	// restarts follows the hollow-node pods from provisioning to teardown.
+	restarts *restartWatch
 
 	rootConfig, testConfig *rest.Config
 	root                   kubernetes.Interface
@@ -156,6 +158,11 @@ func (p *Provider) Provision(ctx context.Context) (*provider.Cluster, error) {
 	out := &provider.Cluster{Kubeconfig: p.po.Kubeconfig, Nodes: p.po.Nodes, Hollow: hollow}
 	if l.Nodes() != p.po.Nodes {
 		klog.InfoS("The pods of a Deployment are alike: running a few nodes more than asked", "nodes", p.po.Nodes, "pods", l.Pods, "nodesPerPod", l.NodesPerPod, "hollowNodes", l.Nodes())
+	}
+	if p.restarts == nil {
+		// It outlives Provision's context: Teardown stops it.
+		p.restarts = p.startRestartWatch(context.WithoutCancel(ctx))
+		out.HollowRestarts = p.restarts.Restarts
 	}
 	steps := l.replicaSteps()
 	selector := p.NodeSelector()
@@ -292,6 +299,9 @@ func (p *Provider) apply(ctx context.Context, obj *unstructured.Unstructured) er
 // hollow Nodes in the test cluster. It is safe after a Provision that
 // failed or refused half way.
 func (p *Provider) Teardown(ctx context.Context) error {
+	if p.restarts != nil {
+		p.restarts.stop()
+	}
 	if p.po.KeepCluster {
 		klog.InfoS("Keeping the hollow nodes", "namespace", p.m.Data.Namespace, "nodes", p.NodeSelector())
 		return nil
