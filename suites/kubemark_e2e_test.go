@@ -52,6 +52,48 @@ func TestKubemarkOnRealRoot(t *testing.T) {
 		t.Fatal("a real root node needs root (containerd, runc, a bridge): run make kubemark-e2e or make test as root")
 	}
 	r := startRealRoot(t)
+	base := []string{
+		"--provider=kubemark",
+		"--kubeconfig=" + r.test.Dir.AdminKubeconfig(),
+		"--root-kubeconfig=" + r.root.Dir.AdminKubeconfig(),
+		"--kubemark-image-pull-policy=Never",
+		"--testoverrides=../../configs/density/overrides/small.yaml",
+	}
+	// Failures say what happened, fast, and leave nothing behind.
+	failures := []struct {
+		name string
+		args []string
+		want []string
+		// created: the provider got as far as creating its namespace.
+		created bool
+	}{
+		{"image missing", []string{"--kubemark-image=kscale.local/kubemark:missing", "--nodes=10", "--nodes-per-fleet=10"},
+			[]string{"hollow-node pod hollow-node-", "ErrImageNeverPull", "kscale.local/kubemark:missing"}, true},
+		{"root too small", []string{"--kubemark-image=" + r.image, "--hollow=kubelet", "--nodes=200"},
+			[]string{"the root cluster cannot hold the hollow-node pods", "pods: 200, room for"}, false},
+	}
+	for _, tc := range failures {
+		t.Run(tc.name, func(t *testing.T) {
+			run := startSuiteArgs(t, append(append([]string{}, base...), tc.args...))
+			if code := run.wait(t, 3*time.Minute); code == 0 {
+				t.Fatalf("exit 0, want a failure; log %s", run.logPath)
+			}
+			data, err := os.ReadFile(run.logPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log := string(data)
+			for _, w := range tc.want {
+				if !strings.Contains(log, w) {
+					t.Errorf("the log %s does not say %q; its end:\n%s", run.logPath, w, run.tail())
+				}
+			}
+			if !tc.created && strings.Contains(log, "deleting namespace") {
+				t.Errorf("the refused run created its namespace; log %s", run.logPath)
+			}
+			r.checkNothingLeft(t)
+		})
+	}
 	cases := []struct {
 		name        string
 		args        []string

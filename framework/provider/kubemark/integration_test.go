@@ -17,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/kscale/kscale/controlplane"
 	"github.com/kscale/kscale/framework/binaries"
@@ -106,6 +108,25 @@ func TestProvisionAndTeardown(t *testing.T) {
 		}
 	}
 
+	// The root's node, as the provider's capacity check reads it: the
+	// test runs its pods.
+	rootNode := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "root-node", Labels: map[string]string{"role": "real"}},
+		Spec: v1.NodeSpec{Taints: []v1.Taint{{Key: "role", Value: "real", Effect: v1.TaintEffectNoSchedule}}}}
+	if rootNode, err = root.Client.CoreV1().Nodes().Create(ctx, rootNode, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := root.Client.CoreV1().Nodes().Get(ctx, rootNode.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.Status.Allocatable = v1.ResourceList{v1.ResourceCPU: resource.MustParse("8"), v1.ResourceMemory: resource.MustParse("16Gi"), v1.ResourcePods: resource.MustParse("110")}
+		_, err = root.Client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
 	po := provider.Options{
 		Nodes: 30, NodesPerFleet: 10, Hollow: provider.HollowFleet, MaxPods: 50,
 		Kubeconfig: test.Dir.AdminKubeconfig(), RootKubeconfig: root.Dir.AdminKubeconfig(),
@@ -116,7 +137,9 @@ func TestProvisionAndTeardown(t *testing.T) {
 	o := DefaultOptions()
 	o.Image = "kscale.invalid/kubemark:test"
 	o.Name = "it-run"
-	o.Tolerations = []string{"role=real:NoSchedule", "dedicated:NoExecute"}
+	// The root's node has no kubelet: tolerate what the node lifecycle
+	// controller taints it with.
+	o.Tolerations = []string{"role=real:NoSchedule", "dedicated:NoExecute", "node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"}
 	o.NodeSelector = []string{"role=real"}
 	o.HostAliases = []string{"127.0.0.1=apiserver.test"}
 	o.StepTimeout = 2 * time.Minute
@@ -425,6 +448,9 @@ func startFakeKubelet(t *testing.T, ctx context.Context, client kubernetes.Inter
 func (k *fakeKubelet) sync(pod *v1.Pod) {
 	if pod.DeletionTimestamp != nil {
 		k.kill(pod.UID)
+		// As a kubelet, confirm the pod is gone once its process is.
+		zero := int64(0)
+		_ = k.client.CoreV1().Pods(pod.Namespace).Delete(k.ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &pod.UID}})
 		return
 	}
 	k.mu.Lock()

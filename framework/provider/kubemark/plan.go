@@ -1,6 +1,10 @@
 package kubemark
 
-import "github.com/kscale/kscale/framework/provider"
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kscale/kscale/framework/provider"
+)
 
 // layout is how the run's nodes split into hollow-node pods. The pods of a
 // Deployment are alike, so every fleet pod runs the same number of nodes:
@@ -57,3 +61,47 @@ func (l layout) replicaSteps() []int {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// Needs is what a run's hollow-node pods ask of the root cluster.
+type Needs struct {
+	Hollow           string
+	Pods, NodesPerPod int
+	// CPU and Memory are the pods' requests in all.
+	CPU, Memory resource.Quantity
+	// ScaleSteps is how many times the provider waits for nodes.
+	ScaleSteps int
+}
+
+// NeedsOf is what nodes hollow nodes of a layout ask of the root cluster.
+func NeedsOf(hollow string, nodes, nodesPerFleet int) Needs {
+	if nodesPerFleet <= 0 {
+		nodesPerFleet = provider.DefaultNodesPerFleet
+	}
+	l := newLayout(hollow, nodes, nodesPerFleet)
+	n := Needs{Hollow: hollow, Pods: l.Pods, NodesPerPod: l.NodesPerPod, ScaleSteps: len(l.replicaSteps())}
+	var per []Resources
+	if hollow == provider.HollowKubelet {
+		per = kubeletRequests()
+	} else {
+		per = []Resources{fleetRequests(l.NodesPerPod)}
+	}
+	cpu, mem := resource.Quantity{}, resource.Quantity{}
+	for _, r := range per {
+		cpu.Add(resource.MustParse(r.CPU))
+		mem.Add(resource.MustParse(r.Memory))
+	}
+	n.CPU = *resource.NewMilliQuantity(cpu.MilliValue()*int64(l.Pods), resource.DecimalSI)
+	n.Memory = *resource.NewQuantity(mem.Value()*int64(l.Pods), resource.BinarySI)
+	return n
+}
+
+// RootNodes is how many root nodes of cores CPUs, memory bytes and maxPods
+// pods the needs take, by requests.
+func (n Needs) RootNodes(cores int64, memory int64, maxPods int) int {
+	byCPU := ceilDiv64(n.CPU.MilliValue(), cores*1000)
+	byMem := ceilDiv64(n.Memory.Value(), memory)
+	byPods := int64(ceilDiv(n.Pods, max(1, maxPods)))
+	return int(max(byCPU, byMem, byPods, 1))
+}
+
+func ceilDiv64(a, b int64) int64 { return (a + b - 1) / b }

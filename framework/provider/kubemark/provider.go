@@ -129,6 +129,9 @@ func (p *Provider) Provision(ctx context.Context) (*provider.Cluster, error) {
 	if host := p.testConfig.Host; isLoopback(host) {
 		klog.InfoS("The test cluster's apiserver has a loopback address; hollow-node pods reach it only from this machine (see "+FlagHostAlias+")", "server", host)
 	}
+	if err := p.checkRoot(ctx); err != nil {
+		return nil, err
+	}
 	if err := p.claimNamespace(ctx); err != nil {
 		return nil, err
 	}
@@ -179,8 +182,22 @@ func (p *Provider) Provision(ctx context.Context) (*provider.Cluster, error) {
 		hollow.Processes = replicas
 		offset := time.Since(start).Seconds()
 		stepCtx, cancel := context.WithTimeout(ctx, p.o.StepTimeout)
+		// A pod that cannot run ends the step at once, not at its timeout.
+		var failure error
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			if failure = p.watchPods(stepCtx); failure != nil {
+				cancel()
+			}
+		}()
 		points, err := local.TrackNodesReady(stepCtx, p.test, selector, want, p.po.Progress)
 		cancel()
+		<-watched
+		if failure != nil {
+			out.ProvisionSeconds = time.Since(start).Seconds()
+			return out, fmt.Errorf("kubemark step %d/%d (%d pods, %d nodes): %w", i+1, len(steps), replicas, want, failure)
+		}
 		out.NodesReady = appendPoints(out.NodesReady, points, offset)
 		if err != nil {
 			out.ProvisionSeconds = time.Since(start).Seconds()

@@ -238,13 +238,18 @@ func templateData(s *settings, po provider.Options, l layout, creds *Credentials
 	if po.Hollow == provider.HollowFleet {
 		d.Resources = fleetRequests(l.NodesPerPod)
 	} else {
-		// The kubelet morph is a real kubelet. kubemark's guidance is 100m
-		// and 220MB per pod for both containers; an idle hollow kubelet
-		// uses about half that (docs/benchmarks.md).
-		d.Resources = Resources{CPU: "50m", Memory: "128Mi"}
-		d.ProxyResources = Resources{CPU: "10m", Memory: "32Mi"}
+		r := kubeletRequests()
+		d.Resources, d.ProxyResources = r[0], r[1]
 	}
 	return d
+}
+
+// kubeletRequests are the kubelet and the proxy container's requests. The
+// kubelet morph is a real kubelet. kubemark's guidance is 100m and 220MB
+// per pod for both containers; an idle hollow kubelet uses about half that
+// (docs/benchmarks.md).
+func kubeletRequests() []Resources {
+	return []Resources{{CPU: "50m", Memory: "128Mi"}, {CPU: "10m", Memory: "32Mi"}}
 }
 
 // fleetRequests sizes a fleet pod's requests from its node count, at
