@@ -64,7 +64,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // Needs is what a run's hollow-node pods ask of the root cluster.
 type Needs struct {
-	Hollow           string
+	Hollow            string
 	Pods, NodesPerPod int
 	// CPU and Memory are the pods' requests in all.
 	CPU, Memory resource.Quantity
