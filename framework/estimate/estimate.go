@@ -38,7 +38,9 @@ const (
 
 // Inputs are what the estimate depends on besides the config.
 type Inputs struct {
-	Nodes int
+	// Provisioned is the count of hollow nodes the provider starts (0 for
+	// a cluster given as is).
+	Provisioned int
 	// ControllerManagerQPS paces the controllers that create and delete
 	// pods (100 on a production-sized control plane).
 	ControllerManagerQPS float64
@@ -72,10 +74,13 @@ func (e *Estimate) Total() time.Duration {
 	return t
 }
 
-// Timeout is the deadline the estimate asks of a runner: half as much
-// again as the estimate, rounded up to the hour.
-func (e *Estimate) Timeout() time.Duration {
-	t := time.Duration(float64(e.Total()) * 1.5)
+// Timeout is the deadline the estimate asks of a runner.
+func (e *Estimate) Timeout() time.Duration { return TimeoutFor(e.Total()) }
+
+// TimeoutFor is the deadline a run of estimated duration d asks for: half
+// as much again, rounded up to the hour.
+func TimeoutFor(d time.Duration) time.Duration {
+	t := time.Duration(float64(d) * 1.5)
 	return time.Duration(math.Ceil(t.Hours())) * time.Hour
 }
 
@@ -88,7 +93,7 @@ func Of(cfg *config.Config, in Inputs) *Estimate {
 	e := &Estimate{}
 	steps := max(1, in.ScaleSteps)
 	e.Parts = append(e.Parts, Part{Name: "provisioning",
-		Duration: ProvisionOverhead*time.Duration(steps) + seconds(float64(in.Nodes)/NodesReadyPerSecond)})
+		Duration: ProvisionOverhead*time.Duration(steps) + seconds(float64(in.Provisioned)/NodesReadyPerSecond)})
 	tuning := map[string]config.TuningSet{}
 	for _, ts := range cfg.TuningSets {
 		tuning[ts.Name] = ts

@@ -40,9 +40,11 @@ type Flags struct {
 	// nothing, which is otherwise inconclusive and fails.
 	AllowNotMeasured bool
 	Force            bool
-	PrometheusURL    string
-	ClientsNumber    int
-	StepTimeout      time.Duration
+	// BeyondMachine runs a local size the machine cannot hold.
+	BeyondMachine bool
+	PrometheusURL string
+	ClientsNumber int
+	StepTimeout   time.Duration
 }
 
 // flags are bound once, in init, as go test parses them before any test.
@@ -71,6 +73,7 @@ func bindFlags(fs *flag.FlagSet) *Flags {
 	fs.BoolVar(&f.StrictTemplates, "strict-templates", false, "a template key nobody set is an error (by default it renders empty, as in clusterloader2, with a warning)")
 	fs.BoolVar(&f.AllowNotMeasured, "allow-not-measured", false, "pass a run whose SLO measurements measured nothing (default: such a run is inconclusive and fails)")
 	fs.BoolVar(&f.Force, "force", false, "start even when the cluster holds namespaces of another kscale run")
+	fs.BoolVar(&f.BeyondMachine, "beyond-machine", false, "local provider: run a size this machine cannot hold (its verdicts then measure the machine)")
 	fs.StringVar(&f.PrometheusURL, "prometheus-url", "", "Prometheus server scraping the cluster, which the PromQL measurements query (default: the local cluster's own, when it runs one)")
 	fs.IntVar(&f.ClientsNumber, "k8s-clients-number", 0, "client connections for object writes (default one per 100 nodes)")
 	fs.DurationVar(&f.StepTimeout, "step-timeout", 2*time.Hour, "longest one step may take")

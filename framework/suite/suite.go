@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -20,11 +21,13 @@ import (
 
 	"github.com/kscale/kscale/framework/binaries"
 	"github.com/kscale/kscale/framework/config"
+	"github.com/kscale/kscale/framework/estimate"
 	"github.com/kscale/kscale/framework/executor"
 	"github.com/kscale/kscale/framework/provider"
 	"github.com/kscale/kscale/framework/provider/local"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/framework/runner"
+	"github.com/kscale/kscale/framework/runplan"
 	"github.com/kscale/kscale/measurements"
 
 	// The providers a suite can name (local is imported above).
@@ -128,6 +131,10 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 	// sizing are the overrides the suite puts before (machine size) or
 	// after (--pods-per-node) each config's own.
 	var before, after []string
+	sizing := local.SizeFor(runtime.NumCPU())
+	if f.ControllerManagerQPS != 0 {
+		sizing.ControllerManagerQPS = f.ControllerManagerQPS
+	}
 	if f.PodsPerNode > 0 {
 		path, err := podsPerNodeOverride(f.ReportDir, f.PodsPerNode, "--pods-per-node of the suite")
 		if err != nil {
@@ -136,10 +143,6 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 		after = append(after, path)
 	} else if f.Provider == "local" {
 		// The machine's size comes first: the user's overrides win.
-		sizing := local.SizeFor(runtime.NumCPU())
-		if f.ControllerManagerQPS != 0 {
-			sizing.ControllerManagerQPS = f.ControllerManagerQPS
-		}
 		fmt.Fprintln(os.Stderr, sizing)
 		path, err := podsPerNodeOverride(f.ReportDir, sizing.PodsPerNode, "pods per node of a local run sized to the machine")
 		if err != nil {
@@ -180,7 +183,40 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 		}
 		p.scenarios = append(p.scenarios, &scenario{identifier: e.Identifier, options: so, compiled: compiled})
 	}
-	return p, nil
+	return p, checkPlan(p, f, sizing)
+}
+
+// checkPlan prints each scenario's plan and refuses, before anything
+// starts, a local run the machine cannot hold and a run longer than the
+// deadline Ginkgo (--timeout) or go test (-timeout) gives it.
+func checkPlan(p *plan, f *Flags, sizing local.Sizing) error {
+	var total time.Duration
+	for _, sc := range p.scenarios {
+		rp := runplan.Make(runplan.Input{Config: sc.compiled, Provider: f.Provider, Hollow: p.provider.Hollow,
+			Nodes: sc.options.Nodes, NodesPerFleet: f.NodesPerFleet, Sizing: sizing})
+		rp.Print(os.Stderr, false)
+		if rp.LocalRefusal != nil && !f.BeyondMachine {
+			return fmt.Errorf("--nodes=%d: %w", sc.options.Nodes, rp.LocalRefusal)
+		}
+		total += rp.Estimate.Total()
+	}
+	if d, flag := deadline(); d > 0 && total > d {
+		return fmt.Errorf("the run takes about %s and %s is %s: run again with %s=%s", estimate.Round(total), flag, d, flag, estimate.TimeoutFor(total))
+	}
+	return nil
+}
+
+// deadline is the shorter of Ginkgo's --timeout and go test's -timeout,
+// and the flag that sets it; 0 when neither bounds the run.
+func deadline() (time.Duration, string) {
+	suiteConfig, _ := GinkgoConfiguration()
+	d, name := suiteConfig.Timeout, "--timeout"
+	if fl := flag.Lookup("test.timeout"); fl != nil {
+		if t, err := time.ParseDuration(fl.Value.String()); err == nil && t > 0 && (d <= 0 || t < d) {
+			d, name = t, "-timeout (go test)"
+		}
+	}
+	return d, name
 }
 
 // podsPerNodeOverride writes --pods-per-node as an overrides file in the
