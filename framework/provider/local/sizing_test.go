@@ -27,3 +27,24 @@ func TestSizeFor(t *testing.T) {
 		}
 	}
 }
+
+func TestHolds(t *testing.T) {
+	for _, tc := range []struct {
+		cores, nodes, pods int
+		want               string
+	}{
+		{2, 100, 1500, ""},
+		{2, 1000, 11000, ""},
+		{2, 2001, 100, "holds at most 2000 nodes and 12000 pods"},
+		{2, 5000, 55000, "--provider=kubemark"},
+		{8, 5000, 48000, ""},
+	} {
+		err := SizeFor(tc.cores).Holds(tc.nodes, tc.pods)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%d cores, %d nodes, %d pods: %v", tc.cores, tc.nodes, tc.pods, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%d cores, %d nodes, %d pods: %v, want an error saying %q", tc.cores, tc.nodes, tc.pods, err, tc.want)
+		}
+	}
+}
