@@ -139,7 +139,7 @@ func TestKubemarkOnRealRoot(t *testing.T) {
 	}
 }
 
-func startRealRoot(t *testing.T) *realRoot {
+func startRealRoot(t testing.TB) *realRoot {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -203,7 +203,7 @@ func startRealRoot(t *testing.T) *realRoot {
 	return r
 }
 
-func stopCluster(t *testing.T, c *local.ControlPlane) {
+func stopCluster(t testing.TB, c *local.ControlPlane) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := c.Stop(ctx); err != nil {
@@ -213,7 +213,7 @@ func stopCluster(t *testing.T, c *local.ControlPlane) {
 
 // nodeDown stops the real node; then no process of it, no shim, no mount
 // and no bridge may be left.
-func (r *realRoot) nodeDown(t *testing.T) {
+func (r *realRoot) nodeDown(t testing.TB) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, r.kscale, "cluster", "node", "down", "--dir", r.root.Dir.Path()).CombinedOutput()
@@ -237,7 +237,7 @@ func (r *realRoot) nodeDown(t *testing.T) {
 // hollow-node pods run on the real node, each container started by
 // containerd. The channel gets "" then, or what was last seen when the
 // suite ended first.
-func (r *realRoot) watchContainers(t *testing.T, run *suiteRun, pods int, containers []string) <-chan string {
+func (r *realRoot) watchContainers(t testing.TB, run *suiteRun, pods int, containers []string) <-chan string {
 	out := make(chan string, 1)
 	var once sync.Once
 	report := func(s string) { once.Do(func() { out <- s }) }
