@@ -153,6 +153,11 @@ func (p *Provider) podFailure(ctx context.Context, pod *v1.Pod) string {
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
 		w := cs.State.Waiting
+		if w != nil && w.Reason == "ContainerCreating" && time.Since(pod.CreationTimestamp.Time) > mountFor {
+			if why := p.mountFailure(ctx, pod); why != "" {
+				return why
+			}
+		}
 		if w == nil || !fatalReasons[w.Reason] {
 			continue
 		}
@@ -164,6 +169,21 @@ func (p *Provider) podFailure(ctx context.Context, pod *v1.Pod) string {
 		return why
 	}
 	return ""
+}
+
+// mountFor is how long a pod may wait for its volumes before their
+// events are read: the kubelet retries a mount for minutes.
+const mountFor = 30 * time.Second
+
+// mountFailure is the root kubelet's last word on a volume it cannot mount
+// for the pod (a Secret missing or not readable), or "".
+func (p *Provider) mountFailure(ctx context.Context, pod *v1.Pod) string {
+	events, err := p.root.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name + ",reason=FailedMount"})
+	if err != nil || len(events.Items) == 0 {
+		return ""
+	}
+	last := events.Items[len(events.Items)-1]
+	return fmt.Sprintf("hollow-node pod %s cannot start: FailedMount: %s", pod.Name, last.Message)
 }
 
 // lastLogLines are the last lines a crashed container wrote, as the root
