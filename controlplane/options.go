@@ -233,7 +233,7 @@ func (o *Options) claimPorts() error {
 		}
 		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(*p.p)))
 		if err != nil {
-			return inputErrorf("port %d (%s) cannot be bound on %s: %v: stop what holds it or choose another port or address", *p.p, p.flag, host, err)
+			return inputErrorf("port %d (%s) is in use on %s or cannot be bound there (%v): stop what holds it or choose another port or address", *p.p, p.flag, host, err)
 		}
 		held = append(held, l)
 		*p.p = l.Addr().(*net.TCPAddr).Port

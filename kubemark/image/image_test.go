@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -172,7 +173,7 @@ func TestRefusesBadInput(t *testing.T) {
 
 // TestPush pushes to an in-process registry and pulls the image back.
 func TestPush(t *testing.T) {
-	srv := httptest.NewServer(registry.New(registry.Logger(nil)))
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
 	ref := u.Host + "/scale/kubemark:test"

@@ -71,6 +71,9 @@ func apply(info *debug.BuildInfo) {
 		if cbBuildDate == "1970-01-01T00:00:00Z" && date != "" {
 			cbBuildDate = date
 		}
+		// component-base reads its version from a copy made at its init;
+		// it checks the new one against gitVersion, set just above.
+		_ = version.SetDynamicVersion(v)
 	}
 	if cgGitVersion == Placeholder {
 		cgGitVersion, cgGitMajor, cgGitMinor = v, major, minor
@@ -81,16 +84,29 @@ func apply(info *debug.BuildInfo) {
 }
 
 // KubernetesVersion is the version of k8s.io/kubernetes in the build info
-// (its replacement's, when go.mod replaces it).
+// (its replacement's, when go.mod replaces it). A binary that links only
+// the staging modules reports theirs as Kubernetes numbers them: staging
+// v0.37.2 is Kubernetes v1.37.2.
 func KubernetesVersion(info *debug.BuildInfo) (string, bool) {
+	if v, ok := moduleVersion(info, KubernetesModule); ok {
+		return v, true
+	}
+	if v, ok := moduleVersion(info, "k8s.io/component-base"); ok && strings.HasPrefix(v, "v0.") {
+		return "v1." + strings.TrimPrefix(v, "v0."), true
+	}
+	return "", false
+}
+
+func moduleVersion(info *debug.BuildInfo, path string) (string, bool) {
 	for _, d := range info.Deps {
-		if d.Path != KubernetesModule {
+		if d.Path != path {
 			continue
 		}
-		if d.Replace != nil && strings.HasPrefix(d.Replace.Version, "v") {
-			return d.Replace.Version, true
+		v := d.Version
+		if d.Replace != nil {
+			v = d.Replace.Version
 		}
-		return d.Version, strings.HasPrefix(d.Version, "v")
+		return v, strings.HasPrefix(v, "v") && !strings.HasPrefix(v, "v0.0.0")
 	}
 	return "", false
 }

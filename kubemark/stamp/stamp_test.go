@@ -68,4 +68,13 @@ func TestApply(t *testing.T) {
 	if got := Revision(info); got != "abc-dirty" {
 		t.Errorf("Revision = %q, want abc-dirty", got)
 	}
+	// A binary of the staging modules alone: their v0 numbers are
+	// Kubernetes' v1 ones.
+	staging := &debug.BuildInfo{Deps: []*debug.Module{{Path: "k8s.io/component-base", Version: "v0.37.2"}}}
+	if v, ok := KubernetesVersion(staging); !ok || v != "v1.37.2" {
+		t.Errorf("KubernetesVersion of a staging-only binary = %q, %v; want v1.37.2", v, ok)
+	}
+	if v, ok := KubernetesVersion(&debug.BuildInfo{}); ok {
+		t.Errorf("KubernetesVersion without Kubernetes modules = %q, want none", v)
+	}
 }

@@ -5,6 +5,9 @@ package main
 import (
 	"fmt"
 
+	// A package of k8s.io/kubernetes, as the kubemark binary links.
+	_ "k8s.io/kubernetes/pkg/util/flag"
+
 	"github.com/kscale/kscale/kubemark/stamp"
 )
 
