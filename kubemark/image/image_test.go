@@ -31,6 +31,14 @@ var built struct {
 	err  error
 }
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.path != "" {
+		os.RemoveAll(filepath.Dir(built.path))
+	}
+	os.Exit(code)
+}
+
 // kubemarkBinary is $KSCALE_BIN_DIR/kubemark (make sets it) or, without it,
 // kubemark built statically once for the test binary.
 func kubemarkBinary(t *testing.T) string {
