@@ -107,10 +107,10 @@ func TestPrepareRefusesABrokenFolder(t *testing.T) {
 func TestLogTail(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.log")
 	os.WriteFile(path, []byte("one\n\ntwo\nthree\nfour\n"), 0o644)
-	if got := logTail(path, 2); got != "  three\n  four" {
+	if got := clusterdir.LogTail(path, 2); got != "  three\n  four" {
 		t.Errorf("logTail = %q", got)
 	}
-	if got := logTail(filepath.Join(t.TempDir(), "none"), 2); got != "" {
+	if got := clusterdir.LogTail(filepath.Join(t.TempDir(), "none"), 2); got != "" {
 		t.Errorf("logTail of a missing file = %q", got)
 	}
 }

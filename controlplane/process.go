@@ -87,40 +87,9 @@ func (p *process) exitError(dir clusterdir.Dir) error {
 	if p.err != nil {
 		status = p.err.Error()
 	}
-	tail := logTail(dir.LogFile(p.name), 5)
+	tail := clusterdir.LogTail(dir.LogFile(p.name), 5)
 	if tail == "" {
 		return fmt.Errorf("%s %s", p.name, status)
 	}
 	return fmt.Errorf("%s %s; last log lines (%s):\n%s", p.name, status, dir.LogFile(p.name), tail)
-}
-
-// logTail returns the last n non-empty lines of a log file.
-func logTail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	const window = 16 << 10
-	info, err := f.Stat()
-	if err != nil {
-		return ""
-	}
-	off := info.Size() - window
-	if off < 0 {
-		off = 0
-	}
-	buf := make([]byte, info.Size()-off)
-	read, _ := f.ReadAt(buf, off)
-	buf = buf[:read]
-	var lines []string
-	for _, l := range strings.Split(string(buf), "\n") {
-		if strings.TrimSpace(l) != "" {
-			lines = append(lines, "  "+l)
-		}
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kscale/kscale/controlplane/proc"
 	"github.com/kscale/kscale/framework/binaries"
 	"github.com/kscale/kscale/framework/provider/kubemark"
 	"github.com/kscale/kscale/framework/provider/local"
@@ -534,15 +535,10 @@ func (r *realRoot) checkNothingLeft(t *testing.T) {
 // processesWith lists the running processes whose command line (arguments
 // joined by NUL) contains s.
 func processesWith(s string) []string {
-	entries, _ := os.ReadDir("/proc")
 	var out []string
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || len(cmdline) == 0 {
-			continue
-		}
-		if strings.Contains(string(cmdline), s) {
-			out = append(out, e.Name()+": "+strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " "))
+	for _, pid := range proc.Pids() {
+		if cmdline := strings.Join(proc.Cmdline(pid), "\x00"); strings.Contains(cmdline, s) {
+			out = append(out, fmt.Sprintf("%d: %s", pid, strings.ReplaceAll(cmdline, "\x00", " ")))
 		}
 	}
 	return out

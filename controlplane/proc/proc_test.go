@@ -16,6 +16,10 @@ func TestTerminate(t *testing.T) {
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	pid := cmd.Process.Pid
+	// Between fork and exec the child's command line is not yet sleep's.
+	for deadline := time.Now().Add(5 * time.Second); !HasArg(pid, "sleep") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if !Alive(pid) {
 		t.Fatal("a running child is not Alive")
 	}

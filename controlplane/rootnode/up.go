@@ -102,7 +102,7 @@ func Up(ctx context.Context, c Config, progress io.Writer) (st *State, err error
 	}
 	_ = writeState(l, st)
 	if err := waitSocket(ctx, l.containerdSocket(), st.ContainerdPID, 30*time.Second); err != nil {
-		return st, fmt.Errorf("containerd: %w\n%s", err, tail(l.logFile("containerd"), 10))
+		return st, fmt.Errorf("containerd: %w\n%s", err, clusterdir.LogTail(l.logFile("containerd"), 10))
 	}
 	for _, img := range c.Images {
 		say("importing %s", img)
@@ -127,7 +127,7 @@ func Up(ctx context.Context, c Config, progress io.Writer) (st *State, err error
 		return st, err
 	}
 	if err := waitReady(ctx, l.dir, c.Name, st.KubeletPID, c.ReadyTimeout); err != nil {
-		return st, fmt.Errorf("%w\nlast lines of %s:\n%s", err, l.logFile("kubelet"), tail(l.logFile("kubelet"), 15))
+		return st, fmt.Errorf("%w\nlast lines of %s:\n%s", err, l.logFile("kubelet"), clusterdir.LogTail(l.logFile("kubelet"), 15))
 	}
 	say("Ready (node IP %s, kubelet log %s)", gw, l.logFile("kubelet"))
 	return st, nil
@@ -246,17 +246,4 @@ func containsLine(text, line string) bool {
 		}
 	}
 	return false
-}
-
-// tail is the last n lines of a file, indented.
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return "  " + strings.Join(lines, "\n  ")
 }
