@@ -88,11 +88,17 @@ func (p *Plan) needs() kubemark.Needs {
 // CheckDeadline refuses a deadline shorter than the estimate, naming the
 // flag and the value that would do.
 func (p *Plan) CheckDeadline(deadline time.Duration, flag string) error {
-	if deadline <= 0 || p.Estimate.Total() <= deadline {
+	return CheckDeadline(p.Estimate.Total(), deadline, flag)
+}
+
+// CheckDeadline refuses a deadline (set by flag; 0 for none) shorter than a
+// run estimated to take total, naming the value of flag that would do.
+func CheckDeadline(total, deadline time.Duration, flag string) error {
+	if deadline <= 0 || total <= deadline {
 		return nil
 	}
 	return fmt.Errorf("the run takes about %s and %s is %s: run again with %s=%s",
-		estimate.Round(p.Estimate.Total()), flag, deadline, flag, estimate.TimeoutFor(p.Estimate.Total()))
+		estimate.Round(total), flag, deadline, flag, estimate.TimeoutFor(total))
 }
 
 // Print writes the plan for people.

@@ -21,7 +21,6 @@ import (
 
 	"github.com/kscale/kscale/framework/binaries"
 	"github.com/kscale/kscale/framework/config"
-	"github.com/kscale/kscale/framework/estimate"
 	"github.com/kscale/kscale/framework/executor"
 	"github.com/kscale/kscale/framework/provider"
 	"github.com/kscale/kscale/framework/provider/local"
@@ -200,10 +199,8 @@ func checkPlan(p *plan, f *Flags, sizing local.Sizing) error {
 		}
 		total += rp.Estimate.Total()
 	}
-	if d, flag := deadline(); d > 0 && total > d {
-		return fmt.Errorf("the run takes about %s and %s is %s: run again with %s=%s", estimate.Round(total), flag, d, flag, estimate.TimeoutFor(total))
-	}
-	return nil
+	d, flag := deadline()
+	return runplan.CheckDeadline(total, d, flag)
 }
 
 // deadline is the shorter of Ginkgo's --timeout and go test's -timeout,
