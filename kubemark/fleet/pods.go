@@ -55,9 +55,11 @@ type pod struct {
 	podState
 	status podState
 	// hasVolumes: the pod has volumes, which the kubelet waits for before
-	// it starts the pod and after it stopped it. mounted: they are set up,
-	// and the pod's references held (guarded by n.mu).
-	hasVolumes, mounted bool
+	// it starts the pod and after it stopped it. refsHeld: the node holds
+	// the pod's references (guarded by n.mu); refsSynced are closed once
+	// their watches have the objects.
+	hasVolumes, refsHeld bool
+	refsSynced           []<-chan struct{}
 	// rejectReason and rejectMessage: why admission failed the pod, which
 	// then never held anything.
 	rejectReason, rejectMessage string
@@ -170,8 +172,7 @@ func (n *node) track(p *v1.Pod) *pod {
 		}
 		// The API has its status: the node holds it as written.
 		known.status, known.version, known.written = known.podState, 1, 1
-		_ = n.holdRefs(known.refs) // running already: nothing waits for them
-		known.mounted = true
+		known.refsSynced, known.refsHeld = n.holdRefs(known.refs), true // running already: nothing waits for them
 		f.metrics.adoptedPods.Inc()
 		n.scheduleFinish(known)
 		return known
@@ -186,6 +187,10 @@ func (n *node) track(p *v1.Pod) *pod {
 		return known
 	}
 	n.used.add(known.requests)
+	// The kubelet registers a pod with its ConfigMap and Secret managers when
+	// its first sync begins, before it waits for the volumes: their watches
+	// open while the volume manager is still on its way to the mount.
+	known.refsSynced, known.refsHeld = n.holdRefs(known.refs), true
 	known.phase = podAdmitted
 	known.startTime = n.fleet.clock.Now()
 	// A pod IP, once set, cannot change: keep one an earlier run assigned.
@@ -303,18 +308,17 @@ func (n *node) volumesWaited(began time.Time) time.Time {
 }
 
 // mountVolumes does what the kubelet's volume manager does for the pod's
-// volumes before its sandbox starts: it watches the ConfigMaps and Secrets
-// they use and asks for their service-account tokens. The mount is done
-// once the returned channels are closed: the kubelet's ConfigMap and Secret
-// managers answer once their watch has the object.
+// volumes before its sandbox starts: it asks for their service-account
+// tokens. The mount is done once the returned channels are closed: the
+// kubelet's ConfigMap and Secret managers answer once their watch (opened
+// at admission) has the object.
 func (n *node) mountVolumes(ctx context.Context, p *pod) []<-chan struct{} {
 	n.mu.Lock()
 	if p.phase != podAdmitted || p.deleting {
 		n.mu.Unlock()
 		return nil
 	}
-	p.mounted = true
-	synced := n.holdRefs(p.refs)
+	synced := p.refsSynced
 	n.mu.Unlock()
 	n.requestTokens(ctx, p)
 	return synced
@@ -389,7 +393,7 @@ func (n *node) forget(p *pod) {
 	if p.phase == podAdmitted || p.phase == podRunning {
 		n.used.sub(p.requests)
 	}
-	if p.mounted {
+	if p.refsHeld {
 		n.releaseRefs(p.refs)
 	}
 	delete(n.ipsInUse, p.ip)

@@ -132,6 +132,9 @@ func (r *watchRun) connect(ended error) {
 		var body *watchBody
 		body, ended = r.w.openBounded(r.ctx, r.client, watchURL(r.client, r.spec, r.rv))
 		if ended != nil {
+			if r.rv == "" && r.spec.handle == nil && r.ctx.Err() == nil {
+				ended = r.listInstead(ended)
+			}
 			continue
 		}
 		r.attach(body)
@@ -251,6 +254,37 @@ func (r *watchRun) next() error {
 	r.w.fleet.metrics.watchEvents.WithLabelValues(r.spec.name).Inc()
 	if r.spec.handle != nil {
 		r.spec.handle(typ, obj)
+	}
+	return nil
+}
+
+// listInstead does what a reflector does when its watch-list fails (the
+// Node authorizer refusing a node the object of a pod it has just been
+// bound, say): it lists the objects at once, and the watch resumes from the
+// list's resource version without a backoff. It takes in why the watch-list
+// failed and returns nil once the list stands in for it, else the list's
+// error, which the usual backoff follows. Only for watches whose events the
+// fleet drops: the list's items are not delivered.
+func (r *watchRun) listInstead(refused error) error {
+	r.w.fleet.metrics.apiError(refused)
+	req := r.client.Get().AbsPath(r.spec.path).Param("resourceVersion", "0")
+	for k, vs := range r.spec.params {
+		for _, v := range vs {
+			req = req.Param(k, v)
+		}
+	}
+	obj, err := req.Do(r.ctx).Get()
+	if err != nil {
+		return err
+	}
+	list, err := meta.ListAccessor(obj)
+	if err != nil {
+		return fmt.Errorf("list %s: %w", r.spec.name, err)
+	}
+	r.rv = list.GetResourceVersion()
+	if r.spec.synced != nil {
+		r.spec.synced()
+		r.spec.synced = nil
 	}
 	return nil
 }

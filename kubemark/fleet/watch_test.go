@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kscale/kscale/kubemark/fleet/h2client"
 )
@@ -354,4 +356,109 @@ func TestWatchOpensAreBounded(t *testing.T) {
 	}
 	cancel()
 	stopped.Wait()
+}
+
+// refusingServer answers every watch-list 403, as the Node authorizer does
+// before it has seen the pod that binds an object to the node, lists with
+// resource version 42, and holds the watches that resume from there open.
+type refusingServer struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []url.Values
+}
+
+func newRefusingServer(t *testing.T) *refusingServer {
+	rs := &refusingServer{}
+	rs.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		rs.mu.Lock()
+		rs.requests = append(rs.requests, q)
+		rs.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case q.Get("watch") == "true" && q.Get("sendInitialEvents") == "true":
+			w.WriteHeader(http.StatusForbidden)
+			_ = json.NewEncoder(w).Encode(&metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+				Status: metav1.StatusFailure, Reason: metav1.StatusReasonForbidden, Code: http.StatusForbidden,
+				Message: `configmaps "kube-root-ca.crt" is forbidden: no relationship found between node and this object`})
+		case q.Get("watch") == "true":
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		default:
+			_ = json.NewEncoder(w).Encode(&v1.ConfigMapList{TypeMeta: metav1.TypeMeta{Kind: "ConfigMapList", APIVersion: "v1"},
+				ListMeta: metav1.ListMeta{ResourceVersion: "42"}})
+		}
+	}))
+	rs.EnableHTTP2 = true
+	rs.StartTLS()
+	t.Cleanup(rs.Close)
+	return rs
+}
+
+func (rs *refusingServer) queries() []url.Values {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return append([]url.Values(nil), rs.requests...)
+}
+
+// TestRefusedWatchListFallsBackToList: a watch-list the apiserver refuses is
+// followed at once by a LIST of the same objects, as a reflector's is, which
+// counts as the watch's initial state; the watch resumes from the list's
+// resource version. A watch whose events the fleet handles is not listed:
+// it backs off and tries the watch-list again.
+func TestRefusedWatchListFallsBackToList(t *testing.T) {
+	rs := newRefusingServer(t)
+	roots := x509.NewCertPool()
+	roots.AddCert(rs.Certificate())
+	client, err := rest.RESTClientFor(&rest.Config{
+		Host:      rs.URL,
+		Transport: &h2client.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}},
+		ContentConfig: rest.ContentConfig{GroupVersion: &schema.GroupVersion{Version: "v1"},
+			NegotiatedSerializer: scheme.Codecs.WithoutConversion()},
+		APIPath: "/api",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fleet's clock never moves: a backoff would never end.
+	f := testFleet(t, func(c *Config) { c.Clock = clocktesting.NewFakeClock(time.Now()) })
+	w, err := newWatcher(f, "application/json", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	synced := make(chan struct{})
+	selector := "metadata.name=kube-root-ca.crt"
+	w.start(ctx, client, watchSpec{name: "configmaps", path: "/api/v1/namespaces/ns/configmaps",
+		params: url.Values{"fieldSelector": {selector}}, synced: func() { close(synced) }}, func() {})
+	select {
+	case <-synced:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("not synced; requests: %v", rs.queries())
+	}
+	eventually(t, "the watch resumed from the list", func() bool { return len(rs.queries()) == 3 })
+	got := rs.queries()
+	checks := []struct {
+		what string
+		ok   bool
+	}{
+		{"first a watch-list", got[0].Get("watch") == "true" && got[0].Get("sendInitialEvents") == "true"},
+		{"then a list at resource version 0 with the selector", got[1].Get("watch") == "" && got[1].Get("resourceVersion") == "0" && got[1].Get("fieldSelector") == selector},
+		{"then a watch from the list's version", got[2].Get("watch") == "true" && got[2].Get("resourceVersion") == "42" && got[2].Get("sendInitialEvents") == ""},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("%s; requests: %v", c.what, got)
+		}
+	}
+
+	before := len(rs.queries())
+	w.start(ctx, client, watchSpec{name: "pods", path: "/api/v1/pods", handle: func(watch.EventType, k8sruntime.Object) {}}, func() {})
+	eventually(t, "the handled watch asked", func() bool { return len(rs.queries()) > before })
+	time.Sleep(200 * time.Millisecond)
+	if got := rs.queries()[before:]; len(got) != 1 || got[0].Get("watch") != "true" {
+		t.Errorf("a refused watch with a handler: requests %v, want the one watch-list, then the backoff", got)
+	}
 }
