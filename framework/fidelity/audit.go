@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -84,12 +85,12 @@ func readAudit(path string) ([]call, error) {
 	return calls, nil
 }
 
-// callCounts counts the calls of a target's nodes in a namespace and a time
+// callCounts counts the calls of a target's nodes in the namespaces and a time
 // window, by key; refused counts those answered 403 Forbidden.
-func callCounts(calls []call, t *Target, namespace string, from, to time.Time) (all, refused map[string]int) {
+func callCounts(calls []call, t *Target, namespaces []string, from, to time.Time) (all, refused map[string]int) {
 	all, refused = map[string]int{}, map[string]int{}
 	for _, c := range calls {
-		if c.namespace != namespace || c.at.Before(from) || c.at.After(to) || !t.owns(c.user) {
+		if !slices.Contains(namespaces, c.namespace) || c.at.Before(from) || c.at.After(to) || !t.owns(c.user) {
 			continue
 		}
 		all[c.key]++

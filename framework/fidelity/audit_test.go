@@ -13,6 +13,7 @@ func TestCallCounts(t *testing.T) {
 {"user":{"username":"system:node:fleet-1"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns"},"responseStatus":{"code":403},"requestReceivedTimestamp":"2026-12-05T10:00:02.000000Z"}
 {"user":{"username":"system:node:kubelet-0"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns"},"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-12-05T10:00:02.000000Z"}
 {"user":{"username":"system:node:fleet-0"},"verb":"get","objectRef":{"resource":"pods","namespace":"other"},"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-12-05T10:00:02.000000Z"}
+{"user":{"username":"system:node:fleet-0"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns-2"},"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-12-05T10:00:03.000000Z"}
 {"user":{"username":"system:node:fleet-0"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns"},"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-12-05T10:00:09.000000Z"}
 `
 	path := filepath.Join(t.TempDir(), "audit.log")
@@ -25,9 +26,9 @@ func TestCallCounts(t *testing.T) {
 	}
 	target := &Target{Kind: Fleet, Nodes: []string{"fleet-0", "fleet-1"}}
 	from := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
-	all, refused := callCounts(calls, target, "ns", from, from.Add(5*time.Second))
-	if all["get pods"] != 2 || all["patch pods/status"] != 1 || len(all) != 2 {
-		t.Errorf("calls %v: want the fleet's 2 GETs and 1 PATCH in ns within the window", all)
+	all, refused := callCounts(calls, target, []string{"ns", "ns-2"}, from, from.Add(5*time.Second))
+	if all["get pods"] != 3 || all["patch pods/status"] != 1 || len(all) != 2 {
+		t.Errorf("calls %v: want the fleet's 3 GETs and 1 PATCH in ns and ns-2 within the window", all)
 	}
 	if refused["get pods"] != 1 || len(refused) != 1 {
 		t.Errorf("refused %v, want the one 403", refused)

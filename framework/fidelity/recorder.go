@@ -3,16 +3,15 @@ package fidelity
 import (
 	"context"
 	"fmt"
-	"k8s.io/utils/clock"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 )
 
 // seenStatus is one status of a pod as a watch delivered it.
@@ -47,8 +46,10 @@ func (r *podRecord) readyAt(since time.Time, want bool) time.Time {
 	return time.Time{}
 }
 
-// recorder watches the pods of a namespace and keeps every status each
-// went through, with when the watch delivered it.
+// recorder watches the pods a label selector matches, in every namespace,
+// and keeps every status each went through, with when the watch delivered
+// it. Pods are known by name: a run names its pods uniquely across its
+// namespaces.
 type recorder struct {
 	clock clock.PassiveClock
 	mu    sync.Mutex
@@ -58,10 +59,11 @@ type recorder struct {
 	done   chan struct{}
 }
 
-func startRecorder(ctx context.Context, client kubernetes.Interface, namespace string, clk clock.PassiveClock) (*recorder, error) {
+func startRecorder(ctx context.Context, client kubernetes.Interface, selector string, clk clock.PassiveClock) (*recorder, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &recorder{clock: clk, pods: map[string]*podRecord{}, cancel: cancel, done: make(chan struct{})}
-	lw := cache.NewListWatchFromClient(client.CoreV1().RESTClient(), "pods", namespace, fields.Everything())
+	lw := cache.NewFilteredListWatchFromClient(client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
+		func(o *metav1.ListOptions) { o.LabelSelector = selector })
 	_, controller := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &v1.Pod{},
@@ -77,7 +79,7 @@ func startRecorder(ctx context.Context, client kubernetes.Interface, namespace s
 	}()
 	if !cache.WaitForCacheSync(ctx.Done(), controller.HasSynced) {
 		cancel()
-		return nil, fmt.Errorf("watching the pods of %s: %w", namespace, ctx.Err())
+		return nil, fmt.Errorf("watching the pods %s: %w", selector, ctx.Err())
 	}
 	return r, nil
 }

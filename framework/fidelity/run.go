@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"k8s.io/utils/clock"
 	"maps"
 	"slices"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 
 	"github.com/kscale/kscale/measurements"
 )
@@ -62,6 +62,12 @@ type Options struct {
 	// by the scheduler.
 	StreamPodsPerNode int
 	StreamQPS         float64
+	// StreamNamespaces spreads the stream's pods over that many namespaces,
+	// one pod in each in turn (0: one).
+	StreamNamespaces int
+	// Workloads are the workloads to run, in their fixed order (nil: all).
+	// The status-patched and node-notready workloads act on the burst's pods.
+	Workloads []string
 	// Timeout bounds each wait.
 	Timeout time.Duration
 	// Round, when set, names the namespaces of one of several rounds.
@@ -73,11 +79,42 @@ func DefaultOptions() Options {
 	return Options{BurstPods: 12, PatchedPods: 3, StreamPodsPerNode: 3, StreamQPS: 20, Timeout: 3 * time.Minute}
 }
 
+// TailOptions are the workload that finds a late tail of pod starts: only
+// the stream, 3 pods per node at 20/s over 2 namespaces, on nodes that ran
+// nothing before (a node's first pod of each namespace opens the watches of
+// what it references).
+func TailOptions() Options {
+	return Options{Workloads: []string{WorkloadStream}, StreamPodsPerNode: 3, StreamQPS: 20, StreamNamespaces: 2, Timeout: 3 * time.Minute}
+}
+
 func (o *Options) validate() error {
-	if o.BurstPods < 10 || o.PatchedPods < 1 || o.PatchedPods > o.BurstPods || o.StreamPodsPerNode < 1 || o.StreamQPS <= 0 || o.Timeout <= 0 {
-		return fmt.Errorf("fidelity options %+v: want at least 10 burst pods, 1..BurstPods patched, a stream, a timeout", *o)
+	var problems []string
+	for _, w := range o.Workloads {
+		if !slices.Contains(workloads, w) {
+			problems = append(problems, fmt.Sprintf("unknown workload %q (known: %s)", w, strings.Join(workloads, ", ")))
+		}
+	}
+	if o.runs(WorkloadBurst) && (o.BurstPods < 10 || o.PatchedPods < 1 || o.PatchedPods > o.BurstPods) {
+		problems = append(problems, "want at least 10 burst pods and 1..BurstPods patched")
+	}
+	if (o.runs(WorkloadPatched) || o.runs(WorkloadNotReady)) && !o.runs(WorkloadBurst) {
+		problems = append(problems, "the status-patched and node-notready workloads need the burst")
+	}
+	if o.runs(WorkloadStream) && (o.StreamPodsPerNode < 1 || o.StreamQPS <= 0 || o.StreamNamespaces < 0) {
+		problems = append(problems, "want a stream of at least 1 pod per node at a positive QPS")
+	}
+	if o.Timeout <= 0 {
+		problems = append(problems, "want a timeout")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("fidelity options: %s", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// runs reports whether the workload is one the options run.
+func (o *Options) runs(workload string) bool {
+	return o.Workloads == nil || slices.Contains(o.Workloads, workload)
 }
 
 // Workloads, in the order they run on each target.
@@ -89,8 +126,14 @@ const (
 	WorkloadDeletion = "deletion"
 )
 
-// workloadLabel marks each pod with the workload that made it.
-const workloadLabel = "fidelity.kscale.io/workload"
+var workloads = []string{WorkloadBurst, WorkloadPatched, WorkloadNotReady, WorkloadStream, WorkloadDeletion}
+
+// workloadLabel marks each pod with the workload that made it, runLabel
+// with the run (its first namespace's name).
+const (
+	workloadLabel = "fidelity.kscale.io/workload"
+	runLabel      = "fidelity.kscale.io/run"
+)
 
 // Observation is what one target did under the workloads.
 type Observation struct {
@@ -127,15 +170,18 @@ type window struct {
 
 // run is one target under the workloads.
 type run struct {
-	env     *Env
-	o       Options
-	t       *Target
-	ns      string
-	rec     *recorder
-	obs     *Observation
-	windows []window
-	burst   []string
-	stream  []string
+	env *Env
+	o   Options
+	t   *Target
+	// ns is the run's namespace; namespaces are it and the stream's others.
+	ns         string
+	namespaces []string
+	podNS      map[string]string // namespace of each pod by name
+	rec        *recorder
+	obs        *Observation
+	windows    []window
+	burst      []string
+	stream     []string
 }
 
 // Run runs the workloads on each target in turn, in a namespace of its own,
@@ -149,27 +195,39 @@ func Run(ctx context.Context, env Env, o Options, targets ...Target) (*Report, e
 		return nil, errors.New("fidelity: compare at least two targets")
 	}
 	var obs []*Observation
-	var windows [][]window
 	for i := range targets {
-		t := &targets[i]
-		if err := t.validate(); err != nil {
+		ob, err := observe(ctx, env, o, &targets[i])
+		if err != nil {
 			return nil, err
 		}
-		r := &run{env: &env, o: o, t: t, ns: o.namespace(t), obs: newObservation(t.Kind)}
-		if err := r.do(ctx); err != nil {
-			return nil, fmt.Errorf("fidelity on %s nodes: %w", t.Kind, err)
-		}
-		obs = append(obs, r.obs)
-		windows = append(windows, r.windows)
+		obs = append(obs, ob)
+	}
+	return compare(obs[0], obs[1:]...), nil
+}
+
+// observe runs the workloads on one target and counts its calls in env's
+// audit log.
+func observe(ctx context.Context, env Env, o Options, t *Target) (*Observation, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	r := &run{env: &env, o: o, t: t, ns: o.namespace(t), podNS: map[string]string{}, obs: newObservation(t.Kind)}
+	r.namespaces = []string{r.ns}
+	for k := 2; k <= o.StreamNamespaces && o.runs(WorkloadStream); k++ {
+		r.namespaces = append(r.namespaces, fmt.Sprintf("%s-%d", r.ns, k))
+	}
+	if err := r.do(ctx); err != nil {
+		return nil, fmt.Errorf("fidelity on %s nodes: %w", t.Kind, err)
 	}
 	calls, err := readAudit(env.AuditLog)
 	if err != nil {
 		return nil, err
 	}
-	for i, ob := range obs {
-		countCalls(ob, calls, &targets[i], o.namespace(&targets[i]), windows[i])
-	}
-	return compare(obs[0], obs[1:]...), nil
+	countCalls(r.obs, calls, t, r.namespaces, r.windows)
+	return r.obs, nil
 }
 
 // namespace is where a target's workloads run.
@@ -189,16 +247,20 @@ func newObservation(kind string) *Observation {
 }
 
 func (r *run) do(ctx context.Context) error {
-	if err := r.createNamespace(ctx); err != nil {
-		return err
-	}
 	defer func() {
-		// A failed run leaves its pods; the namespace goes either way.
+		// A failed run leaves its pods; the namespaces go either way.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		_ = r.env.Client.CoreV1().Namespaces().Delete(ctx, r.ns, metav1.DeleteOptions{})
+		for _, ns := range r.namespaces {
+			_ = r.env.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+		}
 	}()
-	rec, err := startRecorder(ctx, r.env.Client, r.ns, r.env.clock())
+	for _, ns := range r.namespaces {
+		if err := r.createNamespace(ctx, ns); err != nil {
+			return err
+		}
+	}
+	rec, err := startRecorder(ctx, r.env.Client, runLabel+"="+r.ns, r.env.clock())
 	if err != nil {
 		return err
 	}
@@ -214,6 +276,9 @@ func (r *run) do(ctx context.Context) error {
 		{WorkloadStream, r.streamPods},
 		{WorkloadDeletion, r.deletePods},
 	} {
+		if !r.o.runs(step.name) {
+			continue
+		}
 		r.env.logf("%s nodes: %s", r.t.Kind, step.name)
 		if err := step.fn(ctx); err != nil {
 			return fmt.Errorf("%s: %w", step.name, err)
@@ -222,27 +287,29 @@ func (r *run) do(ctx context.Context) error {
 	return r.countEvents(ctx)
 }
 
-func (r *run) createNamespace(ctx context.Context) error {
+func (r *run) createNamespace(ctx context.Context, name string) error {
 	c := r.env.Client.CoreV1()
-	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns, Labels: map[string]string{"kscale.io/fidelity": r.t.Kind}}}
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kscale.io/fidelity": r.t.Kind}}}
 	if _, err := c.Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", r.ns, err)
+		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}
 	// Pods need the namespace's default service account.
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, r.o.Timeout, true, func(ctx context.Context) (bool, error) {
-		_, err := c.ServiceAccounts(r.ns).Get(ctx, "default", metav1.GetOptions{})
+		_, err := c.ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	})
 }
 
-// pod is a pause pod of a workload with the target's node selector.
-func (r *run) pod(name, workload string, selector map[string]string) *v1.Pod {
+// pod is a pause pod of a workload in namespace with the target's node
+// selector.
+func (r *run) pod(namespace, name, workload string, selector map[string]string) *v1.Pod {
 	sel := map[string]string{r.t.LabelKey: r.t.LabelValue}
 	for k, v := range selector {
 		sel[k] = v
 	}
+	r.podNS[name] = namespace
 	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.ns, Labels: map[string]string{workloadLabel: workload}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{workloadLabel: workload, runLabel: r.ns}},
 		Spec: v1.PodSpec{
 			NodeSelector: sel,
 			Containers: []v1.Container{{
@@ -260,7 +327,7 @@ func (r *run) pod(name, workload string, selector map[string]string) *v1.Pod {
 func (r *run) latency(ctx context.Context, workload string) (func() error, error) {
 	m := measurements.NewManager(&measurements.Env{Client: r.env.Client, Config: r.env.Config, Clock: r.env.Clock})
 	params := func(action string) map[string]any {
-		return map[string]any{"action": action, "namespace": r.ns, "labelSelector": workloadLabel + "=" + workload, "threshold": "1h"}
+		return map[string]any{"action": action, "labelSelector": workloadLabel + "=" + workload + "," + runLabel + "=" + r.ns, "threshold": "1h"}
 	}
 	if err := m.Execute(ctx, "PodStartupLatency", workload, params("start")); err != nil {
 		return nil, err
@@ -303,7 +370,7 @@ func (r *run) createPods(ctx context.Context, pods []*v1.Pod, interval time.Dura
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = r.env.Client.CoreV1().Pods(r.ns).Create(ctx, p, metav1.CreateOptions{})
+			_, errs[i] = r.env.Client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
 		}()
 	}
 	wg.Wait()
@@ -332,7 +399,7 @@ func (r *run) burstPods(ctx context.Context) error {
 	from := r.env.now()
 	var pods []*v1.Pod
 	for i := range r.o.BurstPods {
-		p := r.pod(fmt.Sprintf("burst-%02d", i), WorkloadBurst, map[string]string{"kubernetes.io/hostname": r.t.Nodes[0]})
+		p := r.pod(r.ns, fmt.Sprintf("burst-%02d", i), WorkloadBurst, map[string]string{"kubernetes.io/hostname": r.t.Nodes[0]})
 		pods = append(pods, p)
 		r.burst = append(r.burst, p.Name)
 	}
@@ -493,7 +560,7 @@ func (r *run) streamPods(ctx context.Context) error {
 	from := r.env.now()
 	var pods []*v1.Pod
 	for i := range r.o.StreamPodsPerNode * len(r.t.Nodes) {
-		p := r.pod(fmt.Sprintf("stream-%03d", i), WorkloadStream, nil)
+		p := r.pod(r.namespaces[i%len(r.namespaces)], fmt.Sprintf("stream-%03d", i), WorkloadStream, nil)
 		pods = append(pods, p)
 		r.stream = append(r.stream, p.Name)
 	}
@@ -537,7 +604,7 @@ func (r *run) deletePods(ctx context.Context) error {
 			mu.Lock()
 			deleted[n] = r.env.now()
 			mu.Unlock()
-			err := r.env.Client.CoreV1().Pods(r.ns).Delete(ctx, n, metav1.DeleteOptions{})
+			err := r.env.Client.CoreV1().Pods(r.podNS[n]).Delete(ctx, n, metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				errs[i] = err
 			}
@@ -569,12 +636,16 @@ func (r *run) deletePods(ctx context.Context) error {
 
 // countEvents counts the events of each workload's pods by reason.
 func (r *run) countEvents(ctx context.Context) error {
-	list, err := r.env.Client.CoreV1().Events(r.ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return fmt.Errorf("listing the events of %s: %w", r.ns, err)
+	var events []v1.Event
+	for _, ns := range r.namespaces {
+		list, err := r.env.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing the events of %s: %w", ns, err)
+		}
+		events = append(events, list.Items...)
 	}
 	pods := map[string]int{WorkloadBurst: len(r.burst), WorkloadStream: len(r.stream)}
-	for _, ev := range list.Items {
+	for _, ev := range events {
 		if ev.InvolvedObject.Kind != "Pod" || ev.Source.Component == "default-scheduler" {
 			continue
 		}
@@ -591,9 +662,9 @@ func (r *run) countEvents(ctx context.Context) error {
 }
 
 // countCalls fills the observation's calls per pod from the audit log.
-func countCalls(ob *Observation, calls []call, t *Target, namespace string, windows []window) {
+func countCalls(ob *Observation, calls []call, t *Target, namespaces []string, windows []window) {
 	for _, w := range windows {
-		all, refused := callCounts(calls, t, namespace, w.from, w.to)
+		all, refused := callCounts(calls, t, namespaces, w.from, w.to)
 		per := map[string]float64{}
 		for k, n := range all {
 			per[k] = float64(n) / float64(w.pods)

@@ -24,31 +24,48 @@ type tokenSource struct {
 	expiration int64
 }
 
+// podVolume is a volume that reads ConfigMaps or Secrets.
+type podVolume struct {
+	name string
+	refs []objectRef
+}
+
 // podReferences lists the ConfigMaps and Secrets a pod uses (volumes,
-// projected sources, env and envFrom of every container) and its projected
-// service-account tokens: what a kubelet fetches and watches for it.
-func podReferences(p *v1.Pod) (refs []objectRef, tokens []tokenSource) {
+// projected sources, env and envFrom of every container), the volumes that
+// read some of them, and its projected service-account tokens: what a
+// kubelet fetches and watches for it.
+func podReferences(p *v1.Pod) (refs []objectRef, volumes []podVolume, tokens []tokenSource) {
 	seen := map[objectRef]bool{}
-	add := func(resource, name string) {
+	add := func(resource, name string) *objectRef {
+		if name == "" {
+			return nil
+		}
 		r := objectRef{resource, p.Namespace, name}
-		if name != "" && !seen[r] {
+		if !seen[r] {
 			seen[r] = true
 			refs = append(refs, r)
 		}
+		return &r
 	}
 	for _, vol := range p.Spec.Volumes {
+		v := podVolume{name: vol.Name}
+		read := func(r *objectRef) {
+			if r != nil {
+				v.refs = append(v.refs, *r)
+			}
+		}
 		switch {
 		case vol.ConfigMap != nil:
-			add("configmaps", vol.ConfigMap.Name)
+			read(add("configmaps", vol.ConfigMap.Name))
 		case vol.Secret != nil:
-			add("secrets", vol.Secret.SecretName)
+			read(add("secrets", vol.Secret.SecretName))
 		case vol.Projected != nil:
 			for _, src := range vol.Projected.Sources {
 				switch {
 				case src.ConfigMap != nil:
-					add("configmaps", src.ConfigMap.Name)
+					read(add("configmaps", src.ConfigMap.Name))
 				case src.Secret != nil:
-					add("secrets", src.Secret.Name)
+					read(add("secrets", src.Secret.Name))
 				case src.ServiceAccountToken != nil:
 					exp := int64(3600)
 					if src.ServiceAccountToken.ExpirationSeconds != nil {
@@ -57,6 +74,9 @@ func podReferences(p *v1.Pod) (refs []objectRef, tokens []tokenSource) {
 					tokens = append(tokens, tokenSource{src.ServiceAccountToken.Audience, exp})
 				}
 			}
+		}
+		if len(v.refs) > 0 {
+			volumes = append(volumes, v)
 		}
 	}
 	containers := append(append([]v1.Container(nil), p.Spec.InitContainers...), p.Spec.Containers...)
@@ -81,21 +101,19 @@ func podReferences(p *v1.Pod) (refs []objectRef, tokens []tokenSource) {
 			}
 		}
 	}
-	return refs, tokens
+	return refs, volumes, tokens
 }
 
 // holdRefs counts the pod's references and opens a watch on each object the
 // node did not reference yet — the kubelet's watch-based ConfigMap and
 // Secret managers keep one watch per referenced object while any pod on the
-// node uses it. It returns, for each reference, a channel closed once its
-// watch has the object: a kubelet mounting a volume waits for that. Call
-// with n.mu held.
-func (n *node) holdRefs(refs []objectRef) []<-chan struct{} {
+// node uses it. Each watch's synced channel closes once it has the object:
+// a kubelet mounting a volume waits for that. Call with n.mu held.
+func (n *node) holdRefs(refs []objectRef) {
 	f := n.fleet
 	if f.cfg.Profile != ProfileKubelet {
-		return nil
+		return
 	}
-	var synced []<-chan struct{}
 	for _, r := range refs {
 		n.refs[r]++
 		if n.refs[r] == 1 {
@@ -110,9 +128,7 @@ func (n *node) holdRefs(refs []objectRef) []<-chan struct{} {
 				synced: func() { once.Do(func() { close(done) }) },
 			})
 		}
-		synced = append(synced, n.refWatches[r].synced)
 	}
-	return synced
 }
 
 // refWatch is the watch a node holds on a referenced object.

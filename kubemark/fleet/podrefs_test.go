@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -12,6 +13,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -62,8 +64,8 @@ func TestReferencesWatchedAtAdmission(t *testing.T) {
 	})
 	n.mu.Lock()
 	p := n.pods["u1"]
-	if p == nil || p.phase != podAdmitted || !p.refsHeld || len(p.refsSynced) != 2 {
-		t.Errorf("pod after admission: %+v", p)
+	if p == nil || p.phase != podAdmitted || !p.refsHeld || len(n.refWatches) != 2 {
+		t.Errorf("pod after admission: %+v, %d watches", p, len(n.refWatches))
 	}
 	n.forget(p)
 	left := len(n.refWatches)
@@ -75,5 +77,97 @@ func TestReferencesWatchedAtAdmission(t *testing.T) {
 		}
 		sort.Strings(names)
 		t.Errorf("watches left after the pod went: %v", names)
+	}
+}
+
+// TestMountWaitsForWatchesAsTheKubeletDoes: a volume's mount waits up to a
+// second for the watch of what it reads. Late, it fails with the kubelet's
+// FailedMount event and is tried again after the volume manager's 500 ms
+// backoff; a watch in time mounts it at once, without an event.
+func TestMountWaitsForWatchesAsTheKubeletDoes(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		syncAfter        time.Duration
+		earliest, latest time.Duration
+		events           int
+	}{
+		// The poll that sees the watch synced mounts the volume.
+		{"watch in time", 300 * time.Millisecond, 300 * time.Millisecond, 350 * time.Millisecond, 0},
+		// One second of waiting, the 500 ms backoff, the reconciler's next
+		// loop (at most 100 ms later).
+		{"watch late", 1200 * time.Millisecond, 1500 * time.Millisecond, 1650 * time.Millisecond, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var messages []string
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+				if ev, ok := obj.(*v1.Event); ok && err == nil && r.Method == http.MethodPost {
+					mu.Lock()
+					messages = append(messages, ev.Type+" "+ev.Reason+" "+ev.Message)
+					mu.Unlock()
+				}
+				w.WriteHeader(http.StatusCreated)
+				_, _ = w.Write([]byte(`{"kind":"Event","apiVersion":"v1"}`))
+			}))
+			defer ts.Close()
+			fake := clocktesting.NewFakeClock(time.Now())
+			f := newTestFleet(t, ts.URL, func(c *Config) { c.Clock = fake })
+			client, err := f.clients.shared()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := f.nodes[0]
+			n.useClients(sameClient(client))
+			f.events = &eventRecorder{fleet: f}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go f.sched.Run(ctx, 2)
+			ref := objectRef{"configmaps", "ns", "kube-root-ca.crt"}
+			synced := make(chan struct{})
+			n.mu.Lock()
+			n.refWatches[ref] = refWatch{cancel: func() {}, synced: synced}
+			n.mu.Unlock()
+			p := &pod{uid: "u1", namespace: "ns", name: "p", volumes: []podVolume{{"kube-api-access-abcde", []objectRef{ref}}}}
+			p.phase = podAdmitted
+			began := fake.Now()
+			mounted := make(chan time.Duration, 1)
+			n.mount(ctx, p, 0, func(context.Context) { mounted <- fake.Since(began) })
+			// Time moves in 10 ms steps, each once the scheduler is idle.
+			var took time.Duration
+		steps:
+			for fake.Since(began) < 5*time.Second {
+				if fake.Since(began) == tc.syncAfter {
+					close(synced)
+				}
+				select {
+				case took = <-mounted:
+					break steps
+				case <-time.After(5 * time.Millisecond):
+				}
+				fake.Step(10 * time.Millisecond)
+			}
+			if took < tc.earliest || took > tc.latest {
+				t.Errorf("mounted after %v, want %v..%v", took, tc.earliest, tc.latest)
+			}
+			want := `Warning FailedMount MountVolume.SetUp failed for volume "kube-api-access-abcde" : failed to sync configmap cache: timed out waiting for the condition`
+			eventually(t, "the events posted", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(messages) >= tc.events
+			})
+			time.Sleep(100 * time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(messages) != tc.events {
+				t.Fatalf("events %q, want %d", messages, tc.events)
+			}
+			for _, m := range messages {
+				if m != want {
+					t.Errorf("event %q, want %q", m, want)
+				}
+			}
+		})
 	}
 }

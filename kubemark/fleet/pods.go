@@ -47,6 +47,7 @@ type pod struct {
 	runDuration    time.Duration // 0: runs until deleted
 	serviceAccount string
 	refs           []objectRef   // ConfigMaps and Secrets the pod uses
+	volumes        []podVolume   // its volumes that read some of them
 	tokens         []tokenSource // projected service-account tokens
 	deleting       bool          // deletion seen and being carried out
 	// podState is the pod's state now; status is its state when its
@@ -56,10 +57,8 @@ type pod struct {
 	status podState
 	// hasVolumes: the pod has volumes, which the kubelet waits for before
 	// it starts the pod and after it stopped it. refsHeld: the node holds
-	// the pod's references (guarded by n.mu); refsSynced are closed once
-	// their watches have the objects.
+	// the pod's references (guarded by n.mu).
 	hasVolumes, refsHeld bool
-	refsSynced           []<-chan struct{}
 	// rejectReason and rejectMessage: why admission failed the pod, which
 	// then never held anything.
 	rejectReason, rejectMessage string
@@ -135,7 +134,7 @@ func (n *node) track(p *v1.Pod) *pod {
 	f := n.fleet
 	known := &pod{uid: p.UID, namespace: p.Namespace, name: p.Name, requests: podRequests(p), serviceAccount: p.Spec.ServiceAccountName,
 		podState: podState{generation: p.Generation}, hasVolumes: len(p.Spec.Volumes) > 0}
-	known.refs, known.tokens = podReferences(p)
+	known.refs, known.volumes, known.tokens = podReferences(p)
 	for _, c := range p.Spec.Containers {
 		known.containers = append(known.containers, containerInfo{c.Name, c.Image, c.ImagePullPolicy})
 	}
@@ -172,7 +171,8 @@ func (n *node) track(p *v1.Pod) *pod {
 		}
 		// The API has its status: the node holds it as written.
 		known.status, known.version, known.written = known.podState, 1, 1
-		known.refsSynced, known.refsHeld = n.holdRefs(known.refs), true // running already: nothing waits for them
+		n.holdRefs(known.refs)
+		known.refsHeld = true
 		f.metrics.adoptedPods.Inc()
 		n.scheduleFinish(known)
 		return known
@@ -190,7 +190,8 @@ func (n *node) track(p *v1.Pod) *pod {
 	// The kubelet registers a pod with its ConfigMap and Secret managers when
 	// its first sync begins, before it waits for the volumes: their watches
 	// open while the volume manager is still on its way to the mount.
-	known.refsSynced, known.refsHeld = n.holdRefs(known.refs), true
+	n.holdRefs(known.refs)
+	known.refsHeld = true
 	known.phase = podAdmitted
 	known.startTime = n.fleet.clock.Now()
 	// A pod IP, once set, cannot change: keep one an earlier run assigned.
@@ -230,18 +231,11 @@ func (n *node) track(p *v1.Pod) *pod {
 		return known
 	}
 	f.sched.At(n.volumeManagerMounts(began), priorityPod, func(ctx context.Context) {
-		synced := n.mountVolumes(ctx, known)
-		// The pod worker's volume polls: the sandbox starts at the first
-		// that finds the volumes mounted.
-		var poll task
-		poll = func(ctx context.Context) {
-			if !allClosed(synced) && n.fleet.clock.Since(began) < refSyncWait {
-				f.sched.After(volumePollInterval, priorityPod, poll)
-				return
-			}
-			sandbox(ctx)
-		}
-		f.sched.At(n.volumesWaited(began), priorityPod, poll)
+		n.mount(ctx, known, 0, func(ctx context.Context) {
+			// The pod worker's volume polls: the sandbox starts at the
+			// first that finds the volumes mounted.
+			f.sched.At(n.volumesWaited(began), priorityPod, sandbox)
+		})
 	})
 	return known
 }
@@ -307,37 +301,100 @@ func (n *node) volumesWaited(began time.Time) time.Time {
 	return began.Add(time.Duration(polls) * volumePollInterval)
 }
 
-// mountVolumes does what the kubelet's volume manager does for the pod's
-// volumes before its sandbox starts: it asks for their service-account
-// tokens. The mount is done once the returned channels are closed: the
-// kubelet's ConfigMap and Secret managers answer once their watch (opened
-// at admission) has the object.
-func (n *node) mountVolumes(ctx context.Context, p *pod) []<-chan struct{} {
-	n.mu.Lock()
-	if p.phase != podAdmitted || p.deleting {
+// mount is one try of the kubelet's volume manager at the pod's volumes.
+// The first asks for their service-account tokens (the kubelet's token
+// manager keeps them for the tries after). Each waits, as the kubelet's
+// ConfigMap and Secret managers do, up to objectCacheWait for the watches
+// of the objects the volumes read (opened at admission). In time, the
+// volumes are mounted and mounted runs; late, each volume still waiting
+// fails with a FailedMount event, and the reconciler tries again after its
+// exponential backoff.
+func (n *node) mount(ctx context.Context, p *pod, failures int, mounted task) {
+	f := n.fleet
+	if failures == 0 {
+		n.mu.Lock()
+		gone := p.phase != podAdmitted || p.deleting
 		n.mu.Unlock()
-		return nil
+		if gone {
+			return
+		}
+		n.requestTokens(ctx, p)
 	}
-	synced := p.refsSynced
-	n.mu.Unlock()
-	n.requestTokens(ctx, p)
-	return synced
-}
-
-// refSyncWait bounds how long a pod waits for the watches of the objects
-// its volumes use: longer, the pod starts without them.
-const refSyncWait = 10 * time.Second
-
-// allClosed reports whether every channel is closed.
-func allClosed(chs []<-chan struct{}) bool {
-	for _, ch := range chs {
-		select {
-		case <-ch:
+	deadline := f.clock.Now().Add(objectCacheWait)
+	var check task
+	check = func(ctx context.Context) {
+		waiting, gone := n.volumesWaiting(p)
+		switch {
+		case gone:
+		case len(waiting) == 0:
+			mounted(ctx)
+		case f.clock.Now().Before(deadline):
+			f.sched.After(objectCachePoll, priorityPod, check)
 		default:
-			return false
+			if f.events != nil {
+				for _, v := range waiting {
+					f.events.record(n, podRef(p), v1.EventTypeWarning, "FailedMount", fmt.Sprintf(
+						"MountVolume.SetUp failed for volume %q : failed to sync %s cache: timed out waiting for the condition", v.name, v.unsynced))
+				}
+			}
+			retry := nextTick(f.clock.Now().Add(mountBackoff(failures+1)), volumeLoopPeriod, n.phase("volume-reconciler", volumeLoopPeriod))
+			f.sched.At(retry, priorityPod, func(ctx context.Context) { n.mount(ctx, p, failures+1, mounted) })
 		}
 	}
-	return true
+	check(ctx)
+}
+
+// The kubelet's ConfigMap and Secret managers answer a volume's read once
+// their watch has the object, checking every objectCachePoll for up to
+// objectCacheWait; then the mount fails.
+const (
+	objectCachePoll = 10 * time.Millisecond
+	objectCacheWait = time.Second
+)
+
+// mountBackoff is how long the volume manager waits before it tries a
+// volume again after failures failed mounts.
+func mountBackoff(failures int) time.Duration {
+	const first, most = 500 * time.Millisecond, 2*time.Minute + 2*time.Second
+	if failures > 9 {
+		return most
+	}
+	return min(first<<max(failures-1, 0), most)
+}
+
+// waitingVolume is a volume whose mount waits for a watch: unsynced names
+// the cache, as the kubelet's error does ("configmap" or "secret").
+type waitingVolume struct {
+	name, unsynced string
+}
+
+// volumesWaiting lists the pod's volumes that read an object whose watch
+// does not have it yet; gone reports the pod is no longer to be started.
+func (n *node) volumesWaiting(p *pod) (waiting []waitingVolume, gone bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if p.phase != podAdmitted || p.deleting {
+		return nil, true
+	}
+	for _, v := range p.volumes {
+		for _, r := range v.refs {
+			if w, ok := n.refWatches[r]; ok && !isClosed(w.synced) {
+				waiting = append(waiting, waitingVolume{v.name, strings.TrimSuffix(r.resource, "s")})
+				break
+			}
+		}
+	}
+	return waiting, false
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // admit applies the kubelet's resource admission: a pod that does not fit

@@ -284,7 +284,7 @@ func TestPodReferences(t *testing.T) {
 			}},
 		},
 	}
-	refs, tokens := podReferences(p)
+	refs, volumes, tokens := podReferences(p)
 	want := []objectRef{
 		{"configmaps", "ns", "config"}, {"secrets", "ns", "creds"},
 		{"configmaps", "ns", "kube-root-ca.crt"}, {"secrets", "ns", "other"},
@@ -299,6 +299,15 @@ func TestPodReferences(t *testing.T) {
 	}
 	if len(tokens) != 1 || tokens[0].expiration != 3607 {
 		t.Errorf("tokens = %v", tokens)
+	}
+	// The env's references are watched but read by no volume.
+	wantVolumes := []podVolume{
+		{"cm", []objectRef{{"configmaps", "ns", "config"}}},
+		{"sec", []objectRef{{"secrets", "ns", "creds"}}},
+		{"kube-api-access", []objectRef{{"configmaps", "ns", "kube-root-ca.crt"}}},
+	}
+	if fmt.Sprint(volumes) != fmt.Sprint(wantVolumes) {
+		t.Errorf("volumes = %v, want %v", volumes, wantVolumes)
 	}
 }
 
