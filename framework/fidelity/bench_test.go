@@ -23,15 +23,37 @@ type fidelityResult struct {
 	Missed            int                `json:"missed"`
 	StatusDifferences []StatusDifference `json:"statusDifferences"`
 	Observations      []*Observation     `json:"observations"`
+	// Tail is the tail workload (TailOptions) in pairs of fresh clusters.
+	Tail tailResult `json:"tail"`
+}
+
+// tailResult is the tail workload on NodesPerKind nodes of each kind, each
+// kind on a fresh cluster of its own, in pairs run back to back.
+type tailResult struct {
+	NodesPerKind  int          `json:"nodesPerKind"`
+	Pods          int          `json:"pods"`
+	QPS           float64      `json:"qps"`
+	Namespaces    int          `json:"namespaces"`
+	SettleSeconds float64      `json:"settleSeconds"`
+	Pairs         []tailPaired `json:"pairs"`
+	// PairsMet counts the pairs in which every figure met its target.
+	PairsMet int `json:"pairsMet"`
+}
+
+// tailPaired is one pair: the startup figures judged, and the rest missed.
+type tailPaired struct {
+	Startup []Figure `json:"startup"`
+	Missed  []Figure `json:"missed"`
 }
 
 // BenchmarkFidelity runs the workloads on 20 kubelet morphs and 20 fleet
 // nodes, three rounds in one cluster (each kind in turn), and records every
 // figure as the median over the rounds, judged against its target, in
-// results/bench/fidelity.json.
+// results/bench/fidelity.json; then the tail workload in three pairs of
+// fresh clusters, each pair judged on its own.
 func BenchmarkFidelity(b *testing.B) {
 	const nodes, rounds = 20, 3
-	env, targets := startGroups(b, nodes)
+	c := startCluster(b, nodes, Kubelet, Fleet)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	b.ResetTimer()
@@ -39,11 +61,28 @@ func BenchmarkFidelity(b *testing.B) {
 	for round := 1; round <= rounds; round++ {
 		o := DefaultOptions()
 		o.BurstPods, o.StreamPodsPerNode, o.Round = 15, 3, round
-		r, err := Run(ctx, env, o, targets...)
+		r, err := Run(ctx, c.env, o, c.targets...)
 		if err != nil {
 			b.Fatal(err)
 		}
 		reports = append(reports, r)
+	}
+	c.stop() // the tail's clusters have the machine to themselves
+	tail := tailResult{NodesPerKind: nodes, Namespaces: TailOptions().StreamNamespaces, QPS: TailOptions().StreamQPS,
+		Pods: nodes * TailOptions().StreamPodsPerNode, SettleSeconds: tailSettle.Seconds()}
+	for pair := 1; pair <= rounds; pair++ {
+		r := tailPair(b, nodes)
+		b.Logf("tail workload, pair %d:\n%s", pair, r)
+		p := tailPaired{Missed: r.Missed(true)}
+		for _, f := range r.Figures {
+			if f.kind == latencyTarget {
+				p.Startup = append(p.Startup, f)
+			}
+		}
+		if len(p.Missed) == 0 {
+			tail.PairsMet++
+		}
+		tail.Pairs = append(tail.Pairs, p)
 	}
 	b.StopTimer()
 	merged := Merge(reports...)
@@ -53,10 +92,10 @@ func BenchmarkFidelity(b *testing.B) {
 		NodesPerKind: nodes, Rounds: rounds,
 		BurstPods: 15, StreamPods: 3 * nodes, StreamQPS: DefaultOptions().StreamQPS,
 		Figures: merged.Figures, Missed: len(missed), StatusDifferences: merged.Status,
-		Observations: merged.Observations,
+		Observations: merged.Observations, Tail: tail,
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("wrote %s: %d of %d figures miss their target", path, len(missed), len(merged.Figures))
+	b.Logf("wrote %s: %d of %d figures miss their target; the tail workload met every target in %d of %d pairs", path, len(missed), len(merged.Figures), tail.PairsMet, len(tail.Pairs))
 }

@@ -155,8 +155,8 @@ func compare(oracle *Observation, others ...*Observation) *Report {
 		}
 	}
 	r.Figures = append(r.Figures, placementFigures(oracle.PodsPerNode, other.PodsPerNode)...)
-	r.Figures = append(r.Figures, fallbackLists(countFigures("calls per pod", oracle.Calls, other.Calls, true), oracle.Refused, other.Refused)...)
-	r.Figures = append(r.Figures, countFigures("events per pod", oracle.Events, other.Events, true)...)
+	r.Figures = append(r.Figures, afterRefusal(countFigures("calls per pod", oracle.Calls, other.Calls, true), oracle.Refused, other.Refused)...)
+	r.Figures = append(r.Figures, afterRefusal(countFigures("events per pod", oracle.Events, other.Events, true), oracle.Refused, other.Refused)...)
 	// A 403 is a race with the Node authorizer learning of a new pod,
 	// which either kind may lose in a run.
 	r.Figures = append(r.Figures, countFigures("refused (403) per pod", oracle.Refused, other.Refused, false)...)
@@ -193,33 +193,47 @@ func compare(oracle *Observation, others ...*Observation) *Report {
 	return r
 }
 
-// fallbackLists takes back the difference of kind of a LIST that only one
-// kind made where that kind had its WATCH of the same resource refused: a
-// kubelet's reflector lists after a refused watch, so the LIST is the race
-// with the Node authorizer that the refusals count, and varies as they do.
-func fallbackLists(figs []Figure, oracleRefused, otherRefused map[string]map[string]float64) []Figure {
+// afterRefusal takes back the difference of kind of a call or event that
+// only one kind made where that kind lost a race with the Node authorizer
+// in that workload (a 403 on one of the calls refusedBefore names): a
+// kubelet's reflector lists after its watch is refused, and a volume whose
+// object the list could not fetch either fails its mount (FailedMount)
+// after the manager's one-second wait. Either kind may lose the race in a
+// run, so such a figure varies as the refusals do.
+func afterRefusal(figs []Figure, oracleRefused, otherRefused map[string]map[string]float64) []Figure {
 	for i := range figs {
 		f := &figs[i]
 		if f.kind != oneKindOnly {
 			continue
 		}
-		call := strings.TrimSuffix(strings.TrimPrefix(f.Name, "calls per pod: "), " (made by one kind only)")
-		resource, isList := strings.CutPrefix(call, "list ")
-		if !isList {
-			continue
-		}
+		name := strings.TrimSuffix(f.Name, " (made by one kind only)")
 		refused := oracleRefused[f.Workload]
 		if f.Oracle == 0 {
 			refused = otherRefused[f.Workload]
 		}
-		if refused["watch "+resource] == 0 {
-			continue
+		for _, before := range refusedBefore(name) {
+			if refused[before] == 0 {
+				continue
+			}
+			f.Name = name + " (after a refused " + strings.Fields(before)[0] + ")"
+			f.Varies, f.kind = true, countTarget
+			f.Met = judge(*f)
+			break
 		}
-		f.Name = "calls per pod: " + call + " (after a refused watch)"
-		f.Varies, f.kind = true, countTarget
-		f.Met = judge(*f)
 	}
 	return figs
+}
+
+// refusedBefore names the refused calls that lead a node to the call or
+// event a figure counts.
+func refusedBefore(figure string) []string {
+	if resource, ok := strings.CutPrefix(figure, "calls per pod: list "); ok {
+		return []string{"watch " + resource}
+	}
+	if figure == "events per pod: FailedMount" {
+		return []string{"list configmaps", "list secrets"}
+	}
+	return nil
 }
 
 // varyingCounts are the workloads whose calls per pod depend on timing: a
