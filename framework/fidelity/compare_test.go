@@ -48,6 +48,7 @@ func TestCompare(t *testing.T) {
 	// A LIST after a refused WATCH is the authorizer race, not a
 	// difference of kind; a LIST without one is.
 	kubelet.Calls[WorkloadStream] = map[string]float64{"list configmaps": 0.08, "list secrets": 0.05}
+	kubelet.Calls[WorkloadStream]["watch configmaps"] = 0.08
 	kubelet.Refused[WorkloadStream] = map[string]float64{"watch configmaps": 0.08, "list configmaps": 0.02}
 	// A failed mount after the list was refused too is the same race; one
 	// without a refused list is a difference.
