@@ -100,6 +100,8 @@ func newRunCommand() *cobra.Command {
 	fs.StringArrayVar(&fleets, "fleet", nil, "endpoint of a hollow-node fleet in the cluster, e.g. http://127.0.0.1:10269 (repeatable): its usage is reported and chaosMonkey fails its nodes")
 	fs.StringArrayVar(&observe, "observe", nil, "another process whose usage ResourceUsageSummary reports, NAME=METRICS_URL (repeatable; a fleet: fleet-1=http://127.0.0.1:10269/metrics)")
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", "", "Prometheus server scraping the cluster, which the PromQL measurements query (default: the local cluster's own, when it runs one)")
+	fs.StringVar(&o.CIJob, "ci-job", "", "CI job name recorded in the run's metadata (default: Prow's JOB_NAME or GitHub Actions' workflow/job)")
+	fs.StringVar(&o.CIBuild, "ci-build", "", "CI build id recorded in the run's metadata (default: Prow's BUILD_ID or GitHub Actions' run id)")
 	fs.BoolVar(&o.AllowNotMeasured, "allow-not-measured", false, "pass a run whose SLO measurements measured nothing (default: such a run is inconclusive, exit 1)")
 	return cmd
 }

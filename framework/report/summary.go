@@ -44,8 +44,11 @@ type Run struct {
 	// CL2_* variables.
 	Parameters map[string]any `json:"parameters,omitempty"`
 	Cluster    Cluster        `json:"cluster"`
-	Started    time.Time      `json:"started"`
-	Finished   time.Time      `json:"finished"`
+	// Metadata makes runs comparable; nil in a summary.json of a kscale
+	// that did not write it.
+	Metadata *Metadata `json:"metadata,omitempty"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
 	// DurationSeconds is Finished - Started.
 	DurationSeconds float64 `json:"durationSeconds"`
 	Verdict         Verdict `json:"verdict"`

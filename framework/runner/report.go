@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"os"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -26,6 +27,7 @@ func newRunReport(o Options, c *config.Compiled, cfg *rest.Config, client kubern
 		Finished:         finished,
 		DurationSeconds:  finished.Sub(started).Seconds(),
 		AllowNotMeasured: o.AllowNotMeasured,
+		Metadata:         metadata(o, c, os.Getenv),
 	}
 	if o.Hollow != nil && o.HollowRestarts != nil {
 		h := *o.Hollow

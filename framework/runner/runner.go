@@ -79,6 +79,9 @@ type Options struct {
 	// AllowNotMeasured lets a run whose SLO measurements measured nothing
 	// pass rather than be inconclusive (--allow-not-measured).
 	AllowNotMeasured bool
+	// CIJob and CIBuild name the CI job and build of the run in its
+	// metadata; empty, the CI's own variables (Prow, GitHub Actions) do.
+	CIJob, CIBuild string
 }
 
 // Result is what a run did and measured.

@@ -45,6 +45,8 @@ type Flags struct {
 	PrometheusURL string
 	ClientsNumber int
 	StepTimeout   time.Duration
+	// CIJob and CIBuild name the run's CI job and build in its metadata.
+	CIJob, CIBuild string
 }
 
 // flags are bound once, in init, as go test parses them before any test.
@@ -77,6 +79,8 @@ func bindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.PrometheusURL, "prometheus-url", "", "Prometheus server scraping the cluster, which the PromQL measurements query (default: the local cluster's own, when it runs one)")
 	fs.IntVar(&f.ClientsNumber, "k8s-clients-number", 0, "client connections for object writes (default one per 100 nodes)")
 	fs.DurationVar(&f.StepTimeout, "step-timeout", 2*time.Hour, "longest one step may take")
+	fs.StringVar(&f.CIJob, "ci-job", "", "CI job name recorded in the run's metadata (default: Prow's JOB_NAME or GitHub Actions' workflow/job)")
+	fs.StringVar(&f.CIBuild, "ci-build", "", "CI build id recorded in the run's metadata (default: Prow's BUILD_ID or GitHub Actions' run id)")
 	// The kubemark provider's own flags (--kubemark-image, tolerations, ...).
 	kubemark.CommandLine.AddFlags(fs)
 	return f

@@ -126,6 +126,7 @@ func newPlan(s Suite, f *Flags) (*plan, error) {
 		StrictTemplates: f.StrictTemplates,
 		ReportDir:       f.ReportDir, ClientsNumber: f.ClientsNumber, PrometheusURL: f.PrometheusURL,
 		Provider: f.Provider, Force: f.Force, Progress: os.Stderr, AllowNotMeasured: f.AllowNotMeasured,
+		CIJob: f.CIJob, CIBuild: f.CIBuild,
 	}
 	// sizing are the overrides the suite puts before (machine size) or
 	// after (--pods-per-node) each config's own.
