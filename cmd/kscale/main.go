@@ -44,7 +44,7 @@ func newRootCommand() *cobra.Command {
 	klogFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	root.PersistentFlags().AddGoFlagSet(klogFlags)
-	root.AddCommand(newClusterCommand(), newValidateCommand(), newRunCommand(), newCompareCommand(), newReportCommand(), newKubemarkCommand(), newPlanCommand(), newVersionCommand())
+	root.AddCommand(newClusterCommand(), newValidateCommand(), newRunCommand(), newCompareCommand(), newHistoryCommand(), newReportCommand(), newKubemarkCommand(), newPlanCommand(), newVersionCommand())
 	return root
 }
 

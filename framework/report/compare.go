@@ -38,9 +38,9 @@ type CompareOptions struct {
 	TolerancePercent float64
 }
 
-// higherIsBetter lists the headline numbers where more is better; every
+// HigherIsBetter lists the headline numbers where more is better; every
 // other number (latencies, usage, counts of failures) is better lower.
-func higherIsBetter(key string) bool {
+func HigherIsBetter(key string) bool {
 	k := strings.ToLower(key)
 	return strings.Contains(k, "pods/s") || strings.Contains(k, "throughput") || strings.Contains(k, "availability")
 }
@@ -76,7 +76,7 @@ func Compare(a, b *Run, opts CompareOptions) []Delta {
 				d.Change = math.Inf(-1)
 			}
 			d.Worse = d.B > d.A
-			if higherIsBetter(k) {
+			if HigherIsBetter(k) {
 				d.Worse = d.B < d.A
 			}
 			d.Chosen = chosen(opts.Measures, ma, k)

@@ -36,9 +36,10 @@ const (
 	seriesMemoryPrefix         = "memory "
 )
 
-// styleSheet is shared by report.html and the compare page so that both
-// read alike; it is inlined because the pages must open offline.
-const styleSheet = `
+// StyleSheet is shared by report.html, the compare page and history.html
+// so that they read alike; it is inlined because the pages must open
+// offline.
+const StyleSheet = `
 :root{--pass:#1a7f37;--violated:#cf222e;--failed:#a40e26;--notmeasured:#9a6700;--muted:#57606a;--line:#d0d7de}
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;padding:1.5em;color:#1f2328;background:#fff;line-height:1.4}
 main{max-width:1320px}
@@ -79,17 +80,17 @@ details{margin:.4em 0}
 code{font-size:.9em}
 `
 
-// contentPolicy forbids the page every load: a report that opens offline
+// ContentPolicy forbids the page every load: a report that opens offline
 // and fetches nothing, and a browser that says so if anything tries.
-const contentPolicy = "default-src 'none'; style-src 'unsafe-inline'"
+const ContentPolicy = "default-src 'none'; style-src 'unsafe-inline'"
 
 var htmlFuncs = template.FuncMap{
 	"num":        formatNumber,
 	"secs":       formatSeconds,
 	"inc":        func(i int) int { return i + 1 },
 	"when":       formatTime,
-	"stylesheet": func() template.CSS { return template.CSS(styleSheet) },
-	"csp":        func() string { return contentPolicy },
+	"stylesheet": func() template.CSS { return template.CSS(StyleSheet) },
+	"csp":        func() string { return ContentPolicy },
 	"class":      verdictClass,
 	"breakable":  breakable,
 	"acceptHint": func() string { return AcceptHint },
@@ -325,7 +326,7 @@ func newVerdictRow(m Measurement) verdictRow {
 	for _, k := range keys {
 		n := headlineNumber{Key: k, Value: m.Headline[k]}
 		if limit, ok := m.Thresholds[k]; ok {
-			if higherIsBetter(k) {
+			if HigherIsBetter(k) {
 				n.Limit, n.Over = "≥ "+formatNumber(limit), n.Value < limit
 			} else {
 				n.Limit, n.Over = "≤ "+formatNumber(limit), n.Value > limit

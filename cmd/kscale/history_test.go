@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kscale/kscale/framework/report"
+	"github.com/kscale/kscale/measurements"
+)
+
+// writeRuns writes report folders of density runs under root, a day
+// apart, with the pod startup p99s given.
+func writeRuns(t *testing.T, root string, p99s ...float64) {
+	t0 := time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
+	for i, v := range p99s {
+		r := &report.Run{Version: report.SummaryVersion, Config: "density", Cluster: report.Cluster{Nodes: 20, Provider: "local"},
+			Started: t0.Add(time.Duration(i) * 24 * time.Hour), Verdict: report.RunPass,
+			Measurements: []report.Measurement{{Name: "PodStartupLatency_PodStartupLatency", Verdict: measurements.Pass, SLO: true,
+				Headline: map[string]float64{"pod_startup p99 ms": v}, Thresholds: map[string]float64{"pod_startup p99 ms": 5000}}}}
+		dir := filepath.Join(root, fmt.Sprintf("run-%02d", i+1))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := report.WriteRun(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestHistoryCommand(t *testing.T) {
+	regressed, quiet := t.TempDir(), t.TempDir()
+	writeRuns(t, regressed, 350, 362, 341, 355, 349, 358, 1340, 1372, 1351, 1329, 1388, 1346)
+	writeRuns(t, quiet, 350, 362, 341, 355, 349, 358, 347, 361, 352, 344, 356, 350)
+	out := filepath.Join(t.TempDir(), "history")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"regressed", []string{"history", regressed, "--output", out}, 1,
+			[]string{"REGRESSION PodStartupLatency_PodStartupLatency: pod_startup p99 ms", "from run-07", "wrote " + filepath.Join(out, "history.html")}},
+		{"quiet", []string{"history", quiet}, 0, []string{"12 runs of 1 kinds", "no gated figure regressed"}},
+		{"no folder", []string{"history"}, 2, []string{"name at least one folder"}},
+		{"missing folder", []string{"history", filepath.Join(quiet, "nope")}, 2, []string{"no such file"}},
+		{"no runs", []string{"history", t.TempDir()}, 2, []string{"no run (summary.json)"}},
+		{"bad p-value", []string{"history", quiet, "--p-value=0"}, 2, []string{"--p-value"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := newRootCommand()
+			var buf bytes.Buffer
+			root.SetOut(&buf)
+			root.SetErr(io.Discard)
+			root.SetArgs(tc.args)
+			err := root.Execute()
+			if code := exitCodeOf(err); code != tc.code {
+				t.Fatalf("exit %d (%v), want %d:\n%s", code, err, tc.code, buf.String())
+			}
+			text := buf.String()
+			if err != nil {
+				text += err.Error()
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("lacks %q:\n%s", w, text)
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(out, "history.json")); err != nil {
+		t.Error(err)
+	}
+}
