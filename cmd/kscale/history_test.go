@@ -77,3 +77,37 @@ func TestHistoryCommand(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestReportCILayout: runs archived with kscale report --ci-layout are what
+// kscale history reads as a CI archive; a half-given layout is bad input.
+func TestReportCILayout(t *testing.T) {
+	runs, archive := t.TempDir(), t.TempDir()
+	writeRuns(t, runs, 350, 362, 341)
+	run := func(args ...string) (int, string) {
+		root := newRootCommand()
+		var buf bytes.Buffer
+		root.SetOut(&buf)
+		root.SetErr(io.Discard)
+		root.SetArgs(args)
+		err := root.Execute()
+		if err != nil {
+			buf.WriteString(err.Error())
+		}
+		return exitCodeOf(err), buf.String()
+	}
+	for i := 1; i <= 3; i++ {
+		if code, out := run("report", filepath.Join(runs, fmt.Sprintf("run-%02d", i)), "--ci-layout", archive, "--job", "ci-density", "--build", fmt.Sprint(100+i)); code != 0 {
+			t.Fatalf("exit %d: %s", code, out)
+		}
+	}
+	code, out := run("history", archive)
+	if code != 0 || !strings.Contains(out, "3 runs of 1 kinds") || !strings.Contains(out, "ci-density/101/artifacts") {
+		t.Errorf("history of the archive: exit %d\n%s", code, out)
+	}
+	if code, out := run("report", filepath.Join(runs, "run-01"), "--ci-layout", archive, "--job", "ci-density", "--build", "101"); code != 2 || !strings.Contains(out, "already archived") {
+		t.Errorf("archiving a build twice: exit %d: %s", code, out)
+	}
+	if code, out := run("report", filepath.Join(runs, "run-01"), "--ci-layout", archive); code != 2 || !strings.Contains(out, "go together") {
+		t.Errorf("--ci-layout alone: exit %d: %s", code, out)
+	}
+}

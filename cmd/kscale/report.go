@@ -139,13 +139,21 @@ func compareRepeated(cmd *cobra.Command, baseline, candidate []string) error {
 }
 
 func newReportCommand() *cobra.Command {
-	var output string
+	var output, ciRoot, job string
+	build := -1
 	cmd := &cobra.Command{
 		Use:   "report DIR",
-		Short: "Render DIR/report.html again from DIR/summary.json (after an upgrade, or for a run copied from CI)",
+		Short: "Render DIR/report.html again from DIR/summary.json, or archive the run in a CI layout perfdash reads",
+		Long: `Renders DIR/report.html again from DIR/summary.json (after an upgrade, or for a
+run copied from CI). With --ci-layout ROOT --job NAME --build N, copies the run's
+report files to ROOT/NAME/N/artifacts/ instead: the layout perfdash reads in its
+local mode (perfdash --mode=local --logsPath=ROOT) and kscale history reads.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageError{fmt.Errorf("usage: kscale report DIR [--output FILE]: want one report folder, got %d arguments", len(args))}
+				return usageError{fmt.Errorf("usage: kscale report DIR [--output FILE | --ci-layout ROOT --job NAME --build N]: want one report folder, got %d arguments", len(args))}
+			}
+			if (ciRoot != "" || job != "" || build >= 0) && (ciRoot == "" || job == "" || build < 0 || output != "") {
+				return usageError{fmt.Errorf("--ci-layout, --job and --build go together, without --output")}
 			}
 			return nil
 		},
@@ -155,6 +163,14 @@ func newReportCommand() *cobra.Command {
 				return usageError{fmt.Errorf("report folder: %w", err)}
 			} else if !info.IsDir() {
 				return usageError{fmt.Errorf("report folder %s: not a directory", dir)}
+			}
+			if ciRoot != "" {
+				path, err := report.ExportCILayout(dir, ciRoot, job, build)
+				if err != nil {
+					return usageError{err}
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), path)
+				return nil
 			}
 			run, err := report.ReadRun(dir)
 			if err != nil {
@@ -181,5 +197,8 @@ func newReportCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write the page to this file instead of DIR/"+report.HTMLFile)
+	cmd.Flags().StringVar(&ciRoot, "ci-layout", "", "archive the run under this folder as <job>/<build>/artifacts/ (perfdash's local mode)")
+	cmd.Flags().StringVar(&job, "job", "", "job name of the archived run (--ci-layout)")
+	cmd.Flags().IntVar(&build, "build", -1, "build number of the archived run (--ci-layout)")
 	return cmd
 }
