@@ -1,71 +1,12 @@
 package abtest
 
 import (
-	"math"
-	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/measurements"
 )
-
-func TestMannWhitney(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		a, b  []float64
-		wantU float64
-		wantP float64
-	}{
-		// Exact: 2 of the C(10,5) = 252 orders are this extreme.
-		{"5 below 5", []float64{1, 2, 3, 4, 5}, []float64{6, 7, 8, 9, 10}, 0, 2.0 / 252},
-		{"5 above 5", []float64{6, 7, 8, 9, 10}, []float64{1, 2, 3, 4, 5}, 25, 2.0 / 252},
-		// U = 2 of 3×4: 4 of the 35 orders have U <= 2, doubled.
-		{"3 and 4 interleaved", []float64{1, 2, 5}, []float64{3, 4, 6, 7}, 2, 2 * 4.0 / 35},
-		{"same values", []float64{5, 5, 5}, []float64{5, 5, 5}, 4.5, 1},
-	} {
-		u, p := MannWhitney(tc.a, tc.b)
-		if u != tc.wantU || math.Abs(p-tc.wantP) > 1e-9 {
-			t.Errorf("%s: U = %v, p = %v; want %v, %v", tc.name, u, p, tc.wantU, tc.wantP)
-		}
-	}
-	// The exact distribution against enumerating every order of 4 + 4.
-	a, b := []float64{1, 2, 4, 7}, []float64{3, 5, 6, 8}
-	u, p := MannWhitney(a, b)
-	var below, above, total float64
-	var rec func(i, j int, s float64)
-	rec = func(i, j int, s float64) {
-		if i == 4 && j == 4 {
-			total++
-			if s <= u {
-				below++
-			}
-			if s >= u {
-				above++
-			}
-			return
-		}
-		if i < 4 {
-			rec(i+1, j, s+float64(j))
-		}
-		if j < 4 {
-			rec(i, j+1, s)
-		}
-	}
-	rec(0, 0, 0)
-	if want := math.Min(1, 2*math.Min(below, above)/total); u != 4 || total != 70 || math.Abs(p-want) > 1e-12 {
-		t.Errorf("U = %v, p = %v, enumerated %v of %v orders", u, p, want, total)
-	}
-	// Large samples use the normal approximation.
-	rng := rand.New(rand.NewPCG(1, 1))
-	x, y := make([]float64, 40), make([]float64, 40)
-	for i := range x {
-		x[i], y[i] = rng.NormFloat64(), rng.NormFloat64()+1.5
-	}
-	if _, p := MannWhitney(x, y); p > 1e-6 {
-		t.Errorf("1.5 sd apart, 40 a side: p = %v", p)
-	}
-}
 
 func TestBootstrapIsDeterministicAndCoversTheShift(t *testing.T) {
 	a := []float64{350, 362, 341, 355, 349}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/measurements"
 )
@@ -136,7 +137,7 @@ func judge(measurement, k string, a, b []float64, gated bool, o Options) Figure 
 		f.CILow, f.CIHigh, f.MinDetectable = math.NaN(), math.NaN(), math.NaN()
 		return f
 	}
-	_, f.PValue = MannWhitney(a, b)
+	f.PValue = metrics.MannWhitneyP(a, b)
 	f.CILow, f.CIHigh = BootstrapMedianDiff(a, b, o.Confidence, o.Resamples)
 	se := math.Sqrt(stdDev(a)*stdDev(a)/float64(len(a)) + stdDev(b)*stdDev(b)/float64(len(b)))
 	f.MinDetectable = math.Abs(relative(f.BaselineMedian, f.BaselineMedian+zPower*se))
