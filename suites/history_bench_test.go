@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -47,8 +48,19 @@ type nightlySeries struct {
 // 1–5 against 8–12 of the first "regressed" on pod startup p99 and "not
 // distinguishable" on API call latency, and the same halves of the second
 // "not distinguishable". Recorded in results/bench/nightly-series.json.
+//
+// KSCALE_BENCH_RUNS=8 runs a shorter series to try the benchmark out; it
+// records nothing.
 func BenchmarkNightlySeries(b *testing.B) {
-	const nodes, runs, delay = 20, 12, "1s"
+	const nodes, delay = 20, "1s"
+	runs := 12
+	if s := os.Getenv("KSCALE_BENCH_RUNS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 8 {
+			b.Fatalf("KSCALE_BENCH_RUNS=%q: want 8 runs or more (the comparison takes runs 1–5 and 8 on)", s)
+		}
+		runs = n
+	}
 	overrides, err := filepath.Abs("../configs/density/overrides/small.yaml")
 	if err != nil {
 		b.Fatal(err)
@@ -124,6 +136,10 @@ func BenchmarkNightlySeries(b *testing.B) {
 			b.Fatal(err)
 		}
 		res.Compare[series] = figs
+	}
+	if runs != 12 {
+		b.Logf("a series of %d runs: nothing recorded", runs)
+		return
 	}
 	path, err := benchjson.Write("nightly-series", res)
 	if err != nil {
