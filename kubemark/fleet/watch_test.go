@@ -198,10 +198,15 @@ func (ws *watchServer) endStreams() {
 }
 
 func (ws *watchServer) client(t *testing.T) *rest.RESTClient {
+	return h2RESTClient(t, ws.Server)
+}
+
+// h2RESTClient is a client of the fleet's HTTP/2 transport to a test server.
+func h2RESTClient(t *testing.T, srv *httptest.Server) *rest.RESTClient {
 	roots := x509.NewCertPool()
-	roots.AddCert(ws.Certificate())
+	roots.AddCert(srv.Certificate())
 	c, err := rest.RESTClientFor(&rest.Config{
-		Host:      ws.URL,
+		Host:      srv.URL,
 		Transport: &h2client.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}},
 		ContentConfig: rest.ContentConfig{GroupVersion: &schema.GroupVersion{Version: "v1"},
 			NegotiatedSerializer: scheme.Codecs.WithoutConversion()},
@@ -409,18 +414,7 @@ func (rs *refusingServer) queries() []url.Values {
 // it backs off and tries the watch-list again.
 func TestRefusedWatchListFallsBackToList(t *testing.T) {
 	rs := newRefusingServer(t)
-	roots := x509.NewCertPool()
-	roots.AddCert(rs.Certificate())
-	client, err := rest.RESTClientFor(&rest.Config{
-		Host:      rs.URL,
-		Transport: &h2client.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}},
-		ContentConfig: rest.ContentConfig{GroupVersion: &schema.GroupVersion{Version: "v1"},
-			NegotiatedSerializer: scheme.Codecs.WithoutConversion()},
-		APIPath: "/api",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := h2RESTClient(t, rs.Server)
 	// The fleet's clock never moves: a backoff would never end.
 	f := testFleet(t, func(c *Config) { c.Clock = clocktesting.NewFakeClock(time.Now()) })
 	w, err := newWatcher(f, "application/json", "test")
