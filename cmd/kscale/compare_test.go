@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -45,25 +42,6 @@ func TestCompareRepeated(t *testing.T) {
 		{"both forms", append(args(side("baseline", base, 1), side("candidate", slow, 1)), base), 2, []string{"no folder without a flag"}},
 		{"not a run", args(side("baseline", base, 1), []string{"--candidate", t.TempDir()}), 2, []string{"summary"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			root := newRootCommand()
-			var buf bytes.Buffer
-			root.SetOut(&buf)
-			root.SetErr(io.Discard)
-			root.SetArgs(tc.args)
-			err := root.Execute()
-			if code := exitCodeOf(err); code != tc.code {
-				t.Fatalf("exit %d (%v), want %d:\n%s", code, err, tc.code, buf.String())
-			}
-			text := buf.String()
-			if err != nil {
-				text += err.Error()
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("lacks %q:\n%s", w, text)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { expectCLI(t, tc.args, tc.code, tc.want...) })
 	}
 }

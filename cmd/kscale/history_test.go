@@ -52,26 +52,7 @@ func TestHistoryCommand(t *testing.T) {
 		{"no runs", []string{"history", t.TempDir()}, 2, []string{"no run (summary.json)"}},
 		{"bad p-value", []string{"history", quiet, "--p-value=0"}, 2, []string{"--p-value"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			root := newRootCommand()
-			var buf bytes.Buffer
-			root.SetOut(&buf)
-			root.SetErr(io.Discard)
-			root.SetArgs(tc.args)
-			err := root.Execute()
-			if code := exitCodeOf(err); code != tc.code {
-				t.Fatalf("exit %d (%v), want %d:\n%s", code, err, tc.code, buf.String())
-			}
-			text := buf.String()
-			if err != nil {
-				text += err.Error()
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("lacks %q:\n%s", w, text)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { expectCLI(t, tc.args, tc.code, tc.want...) })
 	}
 	if _, err := os.Stat(filepath.Join(out, "history.json")); err != nil {
 		t.Error(err)
@@ -83,18 +64,7 @@ func TestHistoryCommand(t *testing.T) {
 func TestReportCILayout(t *testing.T) {
 	runs, archive := t.TempDir(), t.TempDir()
 	writeRuns(t, runs, 350, 362, 341)
-	run := func(args ...string) (int, string) {
-		root := newRootCommand()
-		var buf bytes.Buffer
-		root.SetOut(&buf)
-		root.SetErr(io.Discard)
-		root.SetArgs(args)
-		err := root.Execute()
-		if err != nil {
-			buf.WriteString(err.Error())
-		}
-		return exitCodeOf(err), buf.String()
-	}
+	run := runCLI
 	for i := 1; i <= 3; i++ {
 		if code, out := run("report", filepath.Join(runs, fmt.Sprintf("run-%02d", i)), "--ci-layout", archive, "--job", "ci-density", "--build", fmt.Sprint(100+i)); code != 0 {
 			t.Fatalf("exit %d: %s", code, out)
@@ -109,5 +79,34 @@ func TestReportCILayout(t *testing.T) {
 	}
 	if code, out := run("report", filepath.Join(runs, "run-01"), "--ci-layout", archive); code != 2 || !strings.Contains(out, "go together") {
 		t.Errorf("--ci-layout alone: exit %d: %s", code, out)
+	}
+}
+
+// runCLI runs kscale with args and returns its exit code and what it
+// printed, the error included.
+func runCLI(args ...string) (int, string) {
+	root := newRootCommand()
+	var buf bytes.Buffer
+	root.SetOut(&buf)
+	root.SetErr(io.Discard)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err != nil {
+		buf.WriteString(err.Error())
+	}
+	return exitCodeOf(err), buf.String()
+}
+
+// expectCLI runs kscale with args and wants the exit code and every text.
+func expectCLI(t *testing.T, args []string, code int, want ...string) {
+	t.Helper()
+	got, out := runCLI(args...)
+	if got != code {
+		t.Fatalf("exit %d, want %d:\n%s", got, code, out)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("lacks %q:\n%s", w, out)
+		}
 	}
 }
