@@ -59,14 +59,7 @@ func TestHistoryFindsTheRegression(t *testing.T) {
 		}
 		return 350 + rng.NormFloat64()*15
 	})
-	runs, skipped, err := Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := Analyze(runs, skipped, changepoint.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := analyze(t, root)
 	if len(h.Runs) != 12 || len(h.Groups) != 1 || h.Runs[0].Job != "ci-density" || h.Runs[0].Build != "1000" {
 		t.Fatalf("runs %d, groups %d, first run %+v", len(h.Runs), len(h.Groups), h.Runs[0])
 	}
@@ -92,14 +85,7 @@ func TestHistoryOfQuietRunsHasNoChangePoint(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	root := t.TempDir()
 	nightly(t, root, 12, func(int) float64 { return 350 + rng.NormFloat64()*40 })
-	runs, skipped, err := Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := Analyze(runs, skipped, changepoint.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := analyze(t, root)
 	for _, s := range h.Groups[0].Series {
 		if len(s.ChangePoints) > 0 {
 			t.Errorf("%s: change points %+v in a quiet series", s.Figure, s.ChangePoints)
@@ -127,14 +113,7 @@ func TestHistoryGroupsAndLeavesOut(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "broken", report.SummaryFile), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runs, skipped, err := Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := Analyze(runs, skipped, changepoint.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := analyze(t, root)
 	if len(h.Groups) != 2 || len(h.Groups[0].Runs) != 5 || len(h.Groups[1].Runs) != 4 {
 		t.Fatalf("groups: %+v", h.Groups)
 	}
@@ -153,4 +132,18 @@ func TestHistoryGroupsAndLeavesOut(t *testing.T) {
 	if _, _, err := Load(filepath.Join(root, "nowhere")); err == nil {
 		t.Error("a missing folder loaded")
 	}
+}
+
+// analyze loads the runs under root and analyzes them with the defaults.
+func analyze(t *testing.T, root string) *History {
+	t.Helper()
+	runs, skipped, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Analyze(runs, skipped, changepoint.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

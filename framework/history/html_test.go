@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kscale/kscale/framework/changepoint"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/framework/report/htmlcheck"
 )
@@ -29,14 +28,7 @@ func TestHistoryPageInChromium(t *testing.T) {
 		}
 		return 350 + rng.NormFloat64()*15
 	})
-	runs, skipped, err := Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := Analyze(runs, skipped, changepoint.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := analyze(t, root)
 	out := filepath.Join(t.TempDir(), "page")
 	paths, err := h.WriteFiles(out)
 	if err != nil {
