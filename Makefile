@@ -34,7 +34,7 @@ UNIT_PKGS  = $(shell $(GO) list ./... | grep -v $(foreach p,$(HEAVY_PKGS) /suite
 
 export KSCALE_BIN_DIR := $(BIN)
 
-.PHONY: all deps build kubelet kubemark-image kubemark-e2e test unit integration density bench vet vet-all clean-results
+.PHONY: all deps build kubelet kubemark-image kubemark-e2e test unit integration density bench vet vet-all clean-results docs
 
 all: build
 
@@ -89,6 +89,14 @@ kubelet: ## bin/kubelet, the real kubelet of a root node
 IMAGE ?=
 kubemark-image: build ## bin/kubemark-image.tar, the hollow-node image (IMAGE=registry/kubemark:tag PUSH=1 to push)
 	$(BIN)/kscale kubemark image --kubemark $(BIN)/kubemark --output $(BIN)/kubemark-image.tar $(if $(IMAGE),--tag $(IMAGE)) $(if $(PUSH),--push)
+
+# The generated docs: docs/reference/ (kscale's commands, the suite flags,
+# kubemark's flags, the measurement methods) and docs/img/ (figures drawn
+# from results/bench). Each is a golden file of a test named *Reference,
+# which make test runs: a change to the code that leaves them behind fails.
+DOC_PKGS := ./cmd/kscale ./framework/suite ./measurements ./hack/docfigures
+docs: build ## regenerate docs/reference and docs/img from the code and results/bench
+	$(GO) test -count=1 -run 'Reference$$' $(DOC_PKGS) -update
 
 vet:
 	$(GO) vet $(LIGHT_PKGS)

@@ -17,6 +17,7 @@ const (
 	trendTop        = 28
 	trendBottom     = 44
 	trendTickTarget = 5
+	runTickMax      = 25 // numbered runs under the axis, at most
 )
 
 // trendPoint is one run on a trend: its value, or a mark of why it has
@@ -68,7 +69,7 @@ func trendSVG(title, unit string, pts []trendPoint, threshold *float64, changes 
 	esc := template.HTMLEscapeString
 
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="trend plot" role="img" aria-label="%s" viewBox="0 0 %d %d" width="%d" height="%d">`, esc(title), trendWidth, trendHeight, trendWidth, trendHeight)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="trend plot" role="img" aria-label="%s" viewBox="0 0 %d %d" width="%d" height="%d">`, esc(title), trendWidth, trendHeight, trendWidth, trendHeight)
 	fmt.Fprintf(&b, "\n<title>%s</title>\n", esc(title))
 	fmt.Fprintf(&b, `<text class="title" x="%s" y="17" text-anchor="middle">%s</text>`+"\n", coord(trendLeft+areaW/2), esc(title))
 	for v := lo; v <= hi+step/2; v += step {
@@ -78,10 +79,15 @@ func trendSVG(title, unit string, pts []trendPoint, threshold *float64, changes 
 	}
 	fmt.Fprintf(&b, `<path class="axis" d="M%d %dV%sH%s"/>`+"\n", trendLeft, trendTop, coord(bottom), coord(trendLeft+areaW))
 	fmt.Fprintf(&b, `<text class="label" x="%s" y="%d" text-anchor="middle">runs, oldest first (%d)</text>`+"\n", coord(trendLeft+areaW/2), trendHeight-8, len(pts))
+	// The runs' numbers under the axis, every one or every few.
+	every := (len(pts) + runTickMax - 1) / runTickMax
+	for i := 0; i < len(pts); i += every {
+		fmt.Fprintf(&b, `<text class="tick" x="%s" y="%s" text-anchor="middle">%d</text>`+"\n", coord(px(i)), coord(bottom+16), i+1)
+	}
 	if threshold != nil && *threshold > hi {
 		// Far above the values: named, not drawn, or the trend would be flat.
 		fmt.Fprintf(&b, `<g class="threshold above"><title>SLO threshold %s, above the chart</title><text x="%s" y="%d" text-anchor="end">SLO %s ↑</text></g>`+"\n",
-			esc(formatValue(*threshold, unit)), coord(trendLeft+areaW-2), trendTop+10, esc(formatValue(*threshold, unit)))
+			esc(formatValue(*threshold, unit)), coord(trendLeft+areaW), trendTop-6, esc(formatValue(*threshold, unit)))
 	}
 	if threshold != nil && *threshold <= hi {
 		y := coord(py(*threshold))
