@@ -69,7 +69,7 @@ func trendSVG(title, unit string, pts []trendPoint, threshold *float64, changes 
 	esc := template.HTMLEscapeString
 
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="trend plot" role="img" aria-label="%s" viewBox="0 0 %d %d" width="%d" height="%d">`, esc(title), trendWidth, trendHeight, trendWidth, trendHeight)
+	fmt.Fprintf(&b, `<svg class="trend plot" role="img" aria-label="%s" viewBox="0 0 %d %d" width="%d" height="%d">`, esc(title), trendWidth, trendHeight, trendWidth, trendHeight)
 	fmt.Fprintf(&b, "\n<title>%s</title>\n", esc(title))
 	fmt.Fprintf(&b, `<text class="title" x="%s" y="17" text-anchor="middle">%s</text>`+"\n", coord(trendLeft+areaW/2), esc(title))
 	for v := lo; v <= hi+step/2; v += step {

@@ -43,7 +43,8 @@ func (t Trend) WriteSVG(w io.Writer) error {
 			return fmt.Errorf("trend %q: change point at %d is outside its %d values", t.Title, c.Point, len(t.Values))
 		}
 	}
-	svg := string(trendSVG(t.Title, t.Unit, pts, t.Threshold, t.ChangePoints, index))
+	// A file, unlike an inline drawing, names its namespace.
+	svg := strings.Replace(string(trendSVG(t.Title, t.Unit, pts, t.Threshold, t.ChangePoints, index)), "<svg ", `<svg xmlns="http://www.w3.org/2000/svg" `, 1)
 	open := strings.Index(svg, ">") + 1
 	style := "\n<style>" + svgRules(report.StyleSheet+historyStyle) + "</style>"
 	_, err := io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+svg[:open]+style+svg[open:]+"\n")
