@@ -19,6 +19,10 @@ import (
 // and its flags, as cobra's doc generator writes them from the command
 // tree; `make docs` rewrites it.
 func TestCommandReference(t *testing.T) {
+	// Defaults read from the environment show as its variables, not as
+	// this machine's values.
+	t.Setenv("HOME", "$HOME")
+	t.Setenv("KUBECONFIG", "")
 	root := newRootCommand()
 	root.DisableAutoGenTag = true // no date: the pages change only with the code
 	dir := t.TempDir()

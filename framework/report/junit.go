@@ -90,7 +90,7 @@ func junitSuiteOf(name string, r *Run) junitSuite {
 	}
 	for _, s := range r.Steps {
 		c := junitCase{
-			Name:      fmt.Sprintf("%s: [step: %02d] %s", r.Config, s.Index+1, s.Name),
+			Name:      r.Config + ": " + StepName(s.Index, s.Name),
 			Classname: "kscale." + r.Config,
 			Time:      s.DurationSeconds,
 		}
@@ -200,3 +200,7 @@ func writeJUnitFile(dir string, data []byte) (string, error) {
 	}
 	return path, nil
 }
+
+// StepName names the step of index i (from 0) as clusterloader2 does, in
+// the JUnit cases, the Ginkgo specs and the printed summary alike.
+func StepName(i int, name string) string { return fmt.Sprintf("[step: %02d] %s", i+1, name) }

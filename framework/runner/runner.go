@@ -421,7 +421,7 @@ func Summary(res *Result, out io.Writer) bool {
 		case len(s.Errors) > 0:
 			status = "FAILED"
 		}
-		fmt.Fprintf(out, "[step %02d] %-50s %-8s %s\n", s.Index+1, s.Name, status, s.Duration.Round(time.Millisecond))
+		fmt.Fprintf(out, "%-60s %-8s %s\n", report.StepName(s.Index, s.Name), status, s.Duration.Round(time.Millisecond))
 		for _, m := range s.Measurements {
 			switch {
 			case m.NotMeasured != "":

@@ -277,15 +277,13 @@ func Define(s Suite) bool {
 // specs are the run's specs: one per step, one per gathered measurement.
 func (r *run) specs() {
 	for i, step := range r.compiled.Config.Steps {
-		It(StepName(i, step.Name), Label("step"), func(ctx SpecContext) { r.step(ctx, i) }, NodeTimeout(flags.StepTimeout))
+		It(report.StepName(i, step.Name), Label("step"), func(ctx SpecContext) { r.step(ctx, i) }, NodeTimeout(flags.StepTimeout))
 	}
 	for _, g := range gathers(r.compiled.Config) {
 		It("[measurement] "+g.Method+"_"+g.Identifier, Label("measurement", "slo"), func() { r.verdict(g) })
 	}
 }
 
-// StepName is a step's spec, named as clusterloader2 names it.
-func StepName(i int, name string) string { return fmt.Sprintf("[step: %02d] %s", i+1, name) }
 
 // gathers are the measurement calls that produce verdicts: those with
 // action gather, in config order, one per identifier.
