@@ -344,7 +344,9 @@ func waitForSaturation(t *testing.T, r *suiteRun, clusterDir string) *local.Cont
 
 // The existing provider on a cluster with a fleet already running: the
 // run is sized for the nodes there (--nodes=0), creates only its
-// namespaces, and leaves the nodes as they were.
+// namespaces, and leaves the nodes as they were. It runs as an identity
+// bound to the ClusterRole of the docs alone, and no request of it is
+// refused.
 func TestDensitySuiteOnAnExistingCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -372,9 +374,13 @@ func TestDensitySuiteOnAnExistingCluster(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	r := startSuite(t, "--provider=existing", "--kubeconfig="+c.Dir.AdminKubeconfig(), "--nodes=0")
+	kubeconfig := restrictedKubeconfig(ctx, t, c.Client, c.Config)
+	r := startSuite(t, "--provider=existing", "--kubeconfig="+kubeconfig, "--nodes=0")
 	if code := r.wait(t, 20*time.Minute); code != 0 {
 		t.Fatalf("exit code %d, want 0; log %s:\n%s", code, r.logPath, r.tail())
+	}
+	if log, err := os.ReadFile(r.logPath); err != nil || strings.Contains(string(log), "forbidden") {
+		t.Fatalf("a request of the run was refused (or the log is unreadable: %v); log %s:\n%s", err, r.logPath, r.tail())
 	}
 	run, err := report.ReadRun(r.reportDir)
 	if err != nil {

@@ -52,6 +52,14 @@ type Flags struct {
 // flags are bound once, in init, as go test parses them before any test.
 var flags = bindFlags(flag.CommandLine)
 
+// FlagSet returns a new FlagSet holding the suites' flags, for checking a
+// suite command line without running it.
+func FlagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
+	bindFlags(fs)
+	return fs
+}
+
 func bindFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{}
 	fs.IntVar(&f.Nodes, "nodes", 100, "node count of the run (existing provider: 0 = every schedulable node)")

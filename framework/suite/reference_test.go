@@ -13,8 +13,7 @@ import (
 // bound here; `make docs` rewrites it.
 func TestFlagsReference(t *testing.T) {
 	t.Setenv("KUBECONFIG", "") // a default read from the environment, documented as such
-	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
-	bindFlags(fs)
+	fs := FlagSet()
 	var b strings.Builder
 	b.WriteString(`# Suite flags
 
