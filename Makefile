@@ -34,7 +34,7 @@ UNIT_PKGS  = $(shell $(GO) list ./... | grep -v $(foreach p,$(HEAVY_PKGS) /suite
 
 export KSCALE_BIN_DIR := $(BIN)
 
-.PHONY: all deps build kubelet kubemark-image kubemark-e2e test unit integration density bench vet vet-all clean-results docs
+.PHONY: all deps build kubelet kubemark-image kubemark-e2e test unit integration density bench vet vet-all clean-results docs bench-stale
 
 all: build
 
@@ -97,6 +97,9 @@ kubemark-image: build ## bin/kubemark-image.tar, the hollow-node image (IMAGE=re
 DOC_PKGS := ./cmd/kscale ./framework/suite ./measurements ./hack/docfigures
 docs: build ## regenerate docs/reference and docs/img from the code and results/bench
 	$(GO) test -count=1 -run 'Reference$$' $(DOC_PKGS) -update
+
+bench-stale: ## list the results/bench files whose code changed since they were written
+	@$(GO) run ./hack/benchstale
 
 vet:
 	$(GO) vet $(LIGHT_PKGS)

@@ -60,7 +60,8 @@ type densityRepeatRun struct {
 }
 
 // BenchmarkDensity runs the density suite as `make density` does — local
-// provider, fleets, PODS_PER_NODE=30 — at KSCALE_BENCH_NODES nodes (default
+// provider, fleets, the classic settings (PODS_PER_NODE=30,
+// controller-manager QPS 100) — at KSCALE_BENCH_NODES nodes (default
 // 100; 1000 adds the 5000-nodes overrides' saturation throughput), and
 // records cluster start to reports with the run's verdicts in
 // results/bench/density-<nodes>.json.
@@ -72,7 +73,7 @@ func BenchmarkDensity(b *testing.B) {
 			b.Fatalf("KSCALE_BENCH_NODES=%q: %v", v, err)
 		}
 	}
-	args := []string{fmt.Sprintf("--nodes=%d", nodes), "--pods-per-node=30"}
+	args := []string{fmt.Sprintf("--nodes=%d", nodes), "--pods-per-node=30", "--controller-manager-qps=100"}
 	if nodes > 100 {
 		// Measured on purpose beyond what the machine holds.
 		args = append(args, "--testoverrides=../../configs/density/overrides/5000-nodes.yaml", "--beyond-machine")
