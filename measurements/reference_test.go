@@ -418,4 +418,3 @@ func markdown(text string) string {
 	pr := comment.Printer{HeadingLevel: 3}
 	return string(pr.Markdown(p.Parse(text)))
 }
-

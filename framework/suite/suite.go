@@ -284,7 +284,6 @@ func (r *run) specs() {
 	}
 }
 
-
 // gathers are the measurement calls that produce verdicts: those with
 // action gather, in config order, one per identifier.
 func gathers(c *config.Config) []executor.MeasurementCall {
