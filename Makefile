@@ -94,12 +94,12 @@ kubemark-image: build ## bin/kubemark-image.tar, the hollow-node image (IMAGE=re
 # kubemark's flags, the measurement methods) and docs/img/ (figures drawn
 # from results/bench). Each is a golden file of a test named *Reference,
 # which make test runs: a change to the code that leaves them behind fails.
-DOC_PKGS := ./cmd/kscale ./framework/suite ./measurements ./hack/docfigures
+DOC_PKGS := ./cmd/kscale ./framework/suite ./measurements ./bench
 docs: build ## regenerate docs/reference and docs/img from the code and results/bench
 	$(GO) test -count=1 -run 'Reference$$' $(DOC_PKGS) -update
 
 bench-stale: ## list the results/bench files whose code changed since they were written
-	@$(GO) run ./hack/benchstale
+	@$(GO) test -count=1 -run 'TestBenchmarksPageMarksStaleFiles' -v ./bench | grep -E 'stale|^(ok|FAIL)'
 
 vet:
 	$(GO) vet $(LIGHT_PKGS)

@@ -1,7 +1,7 @@
-// Package docfigures draws the docs' figures from the recorded benchmark
-// results, so a figure in the docs is the results file it names. Its test
-// compares them with docs/img/; `make docs` rewrites them.
-package docfigures
+package bench
+
+// The docs' figures, drawn from the recorded results, so that a figure in
+// the docs is the results file it names.
 
 import (
 	"bytes"
@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"testing"
 
+	"github.com/kscale/kscale/framework/golden"
 	"github.com/kscale/kscale/framework/history"
 )
 
@@ -31,10 +34,10 @@ type nightlySeriesFile struct {
 	} `json:"results"`
 }
 
-// NightlySeries draws nightly-series-<series>.svg for each series of
+// nightlySeriesFigures draws nightly-series-<series>.svg for each series of
 // results/nightly-series.json: its pod startup p99 per run, with the change
 // points kscale history found on it. It returns the files by name.
-func NightlySeries(results string) (map[string][]byte, error) {
+func nightlySeriesFigures(results string) (map[string][]byte, error) {
 	in := filepath.Join(results, "nightly-series.json")
 	data, err := os.ReadFile(in)
 	if err != nil {
@@ -64,4 +67,19 @@ func NightlySeries(results string) (map[string][]byte, error) {
 		out["nightly-series-"+s.Name+".svg"] = b.Bytes()
 	}
 	return out, nil
+}
+
+// TestFiguresReference: docs/img/ holds the figures drawn from
+// results/bench, and nothing else; `make docs` redraws them.
+func TestFiguresReference(t *testing.T) {
+	files, err := nightlySeriesFigures("../results/bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range files {
+		if !strings.Contains(string(b), `class="change worse"`) && strings.Contains(name, "delayed") {
+			t.Errorf("%s: the delayed series has no worse change point drawn", name)
+		}
+	}
+	golden.CheckDir(t, "../docs/img", files)
 }
