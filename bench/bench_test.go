@@ -14,9 +14,9 @@ import (
 
 	"github.com/kscale/kscale/controlplane/clusterdir"
 	"github.com/kscale/kscale/framework/benchjson"
-	"github.com/kscale/kscale/framework/procstat"
 	"github.com/kscale/kscale/framework/provider/local"
 	"github.com/kscale/kscale/framework/provider/local/localtest"
+	"github.com/kscale/kscale/measurements/procstat"
 )
 
 // writeBench records results, of the benchmark's own result type (see

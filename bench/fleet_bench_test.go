@@ -18,10 +18,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kscale/kscale/controlplane"
-	"github.com/kscale/kscale/framework/metrics"
-	"github.com/kscale/kscale/framework/procstat"
 	"github.com/kscale/kscale/framework/provider/local"
 	"github.com/kscale/kscale/framework/provider/local/localtest"
+	"github.com/kscale/kscale/measurements/metrics"
+	"github.com/kscale/kscale/measurements/procstat"
 )
 
 // auditPolicy records every request of a node identity (kubelet morph or

@@ -1,6 +1,6 @@
 package bench
 
-import "github.com/kscale/kscale/framework/metrics"
+import "github.com/kscale/kscale/measurements/metrics"
 
 // The results each benchmark of this package records, one type per
 // results/bench/<name>.json (the "results" of its benchjson.Doc). The JSON

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 // significance is the p-value under which two simulators' runs are told

@@ -15,7 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 	"k8s.io/klog/v2"
 
-	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 func init() {

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 // The report files clusterloader2 writes in shapes of their own rather

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	"github.com/kscale/kscale/framework/procstat"
+	"github.com/kscale/kscale/measurements/procstat"
 )
 
 func init() {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kscale/kscale/framework/progress"
+	"github.com/kscale/kscale/measurements/progress"
 )
 
 // Env is what a measurement may use of the run: the cluster under test, the

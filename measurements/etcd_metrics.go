@@ -5,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 func init() {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 func init() {

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/common/model"
 	"k8s.io/klog/v2"
 
-	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 func init() {

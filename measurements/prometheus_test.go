@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 // promAnswer is a vector sample of the Prometheus HTTP API.

@@ -12,8 +12,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/kscale/kscale/framework/metrics"
-	"github.com/kscale/kscale/framework/procstat"
+	"github.com/kscale/kscale/measurements/metrics"
+	"github.com/kscale/kscale/measurements/procstat"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 func init() {

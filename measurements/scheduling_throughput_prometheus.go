@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 func init() {

@@ -11,7 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 // runSchedulingScenario starts SchedulingThroughput, creates one pod per

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 // Verdict is what a summary says about its SLO.

@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	"github.com/kscale/kscale/framework/progress"
+	"github.com/kscale/kscale/measurements/progress"
 )
 
 func init() {

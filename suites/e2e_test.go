@@ -19,13 +19,13 @@ import (
 
 	"github.com/kscale/kscale/controlplane"
 	"github.com/kscale/kscale/framework/executor"
-	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/framework/provider/local"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/framework/report/htmlcheck"
 	"github.com/kscale/kscale/framework/report/perfdashcheck"
 	"github.com/kscale/kscale/framework/runner"
 	"github.com/kscale/kscale/measurements"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 // The CI-sized density run: 20 fleet nodes, 10 saturation pods per node,

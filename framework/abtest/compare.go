@@ -7,9 +7,9 @@ import (
 	"math"
 	"slices"
 
-	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/measurements"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 // Options tune Compare.

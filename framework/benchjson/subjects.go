@@ -36,7 +36,7 @@ var subjects = map[string][]string{
 	"executor-creates-stub":      {"framework/executor", "framework/config"},
 	"executor-creates":           {"go.mod", "controlplane", "framework/executor", "framework/config"},
 	"executor-creates-nofsync":   {"go.mod", "controlplane", "framework/executor", "framework/config"},
-	"prometheus-crosscheck-100":  append(slices.Clone(densityStack), "framework/metrics"),
+	"prometheus-crosscheck-100":  densityStack,
 	"kubemark-root":              {"go.mod", "controlplane", "cmd/kubemark", "kubemark", "framework/provider/kubemark"},
 	"nightly-series":             append(slices.Clone(densityStack), "framework/changepoint", "framework/abtest"),
 }

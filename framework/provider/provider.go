@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/framework/report"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 // Options are what a run asks of its provider: the suite flags that shape

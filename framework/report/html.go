@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/measurements"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 // HTMLFile is the human-readable report of a run in its report folder.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/kscale/kscale/framework/golden"
-	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/measurements"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 // reportFixture is a 100-node density run cut short by Ctrl-C, with one

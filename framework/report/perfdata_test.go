@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/measurements"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 func TestWriteSummaries(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/measurements"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 // SummaryFile is the machine-readable verdict of a run in its report

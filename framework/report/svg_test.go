@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kscale/kscale/framework/metrics"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 func TestNiceAxis(t *testing.T) {

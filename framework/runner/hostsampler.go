@@ -8,8 +8,8 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/kscale/kscale/framework/procstat"
 	"github.com/kscale/kscale/measurements"
+	"github.com/kscale/kscale/measurements/procstat"
 )
 
 // hostSampleInterval is how often the host's CPU is read: fine enough for

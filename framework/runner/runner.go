@@ -22,10 +22,10 @@ import (
 
 	"github.com/kscale/kscale/framework/config"
 	"github.com/kscale/kscale/framework/executor"
-	"github.com/kscale/kscale/framework/metrics"
-	"github.com/kscale/kscale/framework/procstat"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/measurements"
+	"github.com/kscale/kscale/measurements/metrics"
+	"github.com/kscale/kscale/measurements/procstat"
 )
 
 // Options are the flags of a run, read the same way by validate and run.

@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/kscale/kscale/framework/procstat"
 	"github.com/kscale/kscale/measurements"
+	"github.com/kscale/kscale/measurements/procstat"
 )
 
 const (

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kscale/kscale/framework/procstat"
 	"github.com/kscale/kscale/measurements"
+	"github.com/kscale/kscale/measurements/procstat"
 )
 
 var satT0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)

@@ -26,10 +26,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
-	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/framework/provider"
 	"github.com/kscale/kscale/framework/provider/local"
 	"github.com/kscale/kscale/framework/report"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 func init() {

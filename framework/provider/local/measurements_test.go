@@ -14,11 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/kscale/kscale/framework/metrics"
 	"github.com/kscale/kscale/framework/provider/local/localtest"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/framework/report/perfdashcheck"
 	"github.com/kscale/kscale/measurements"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 // runMeasurementsConfig runs testdata/measurements with kscale run against

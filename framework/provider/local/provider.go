@@ -12,9 +12,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kscale/kscale/controlplane"
-	"github.com/kscale/kscale/framework/procstat"
 	"github.com/kscale/kscale/framework/provider"
 	"github.com/kscale/kscale/framework/report"
+	"github.com/kscale/kscale/measurements/procstat"
 )
 
 func init() { provider.Register("local", NewProvider) }

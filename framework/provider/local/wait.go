@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kscale/kscale/framework/metrics"
-	"github.com/kscale/kscale/framework/progress"
+	"github.com/kscale/kscale/measurements/metrics"
+	"github.com/kscale/kscale/measurements/progress"
 )
 
 // WaitNodesReady waits until want nodes matching selector are Ready, printing
