@@ -38,6 +38,7 @@ var subjects = map[string][]string{
 	"executor-creates-nofsync":   {"go.mod", "controlplane", "framework/executor", "framework/config"},
 	"prometheus-crosscheck-100":  densityStack,
 	"kubemark-root":              {"go.mod", "controlplane", "cmd/kubemark", "kubemark", "framework/provider/kubemark"},
+	"cl2-testing-configs":        {"go.mod", "controlplane", "cmd/kubemark", "kubemark/fleet", "framework/config", "framework/executor", "framework/tuningset", "framework/provider/local", "measurements"},
 	"nightly-series":             append(slices.Clone(densityStack), "framework/changepoint", "framework/abtest"),
 }
 
