@@ -3,6 +3,8 @@ package measurements
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -136,6 +138,12 @@ func (g *genericQuery) gather(ctx context.Context, p *promQuerier, start, end ti
 		if err != nil {
 			return nil, err
 		}
+		// A sample that is not a number (a quantile of no observations)
+		// holds no value: it counts as absent, and no threshold judges it.
+		samples = slices.DeleteFunc(samples, func(s *model.Sample) bool {
+			v := float64(s.Value)
+			return math.IsNaN(v) || math.IsInf(v, 0)
+		})
 		if len(samples) == 0 && q.requireSamples {
 			bad = append(bad, fmt.Sprintf("%s: query returned no samples", q.name))
 		}

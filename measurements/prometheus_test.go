@@ -188,6 +188,23 @@ func TestGenericPrometheusQuery(t *testing.T) {
 			t.Fatalf("err %v summaries %+v", err, sums)
 		}
 	})
+	t.Run("a sample that is not a number counts as absent", func(t *testing.T) {
+		nan := newFakePrometheus(t, func(q string) []promAnswer {
+			return []promAnswer{{map[string]string{"resource": "pods"}, "NaN"}, {map[string]string{"resource": "nodes"}, "+Inf"}}
+		})
+		p := Params{"metricName": "m", "metricVersion": "v1", "unit": "s", "dimensions": []any{"resource"},
+			"queries": []any{map[string]any{"name": "Lag", "query": "histogram_quantile(0.99, x)", "threshold": 1, "requireSamples": true}}}
+		sums, err := runProm(t, &Env{PrometheusURL: nan.URL, Clock: newAPIClock()}, "GenericPrometheusQuery", p, Params{"enableViolations": true})
+		if !errors.As(err, &v) || !reflect.DeepEqual(v.Items, []string{"Lag: query returned no samples"}) {
+			t.Fatalf("err %v, want the query without samples", err)
+		}
+		if len(sums) != 1 || len(sums[0].PerfData.DataItems) != 0 {
+			t.Fatalf("summaries %+v, want no data item", sums)
+		}
+		if _, err := json.Marshal(sums[0].PerfData); err != nil {
+			t.Fatalf("the PerfData does not encode: %v", err)
+		}
+	})
 	t.Run("two samples for one item", func(t *testing.T) {
 		p := Params{"metricName": "m", "metricVersion": "v1", "unit": "1", "dimensions": []any{"resource"},
 			"queries": []any{map[string]any{"name": "N", "query": "twice"}}}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 // Measurement is one identifier's instance of a method. Stateful methods
@@ -191,9 +194,37 @@ func (m *Manager) Execute(ctx context.Context, method, identifier string, params
 
 // Record keeps summaries made outside Execute.
 func (m *Manager) Record(s ...Summary) {
+	for i := range s {
+		if dropped := dropNonFinite(&s[i]); len(dropped) > 0 {
+			klog.InfoS("Left out values that are not numbers", "summary", s[i].FileName(), "values", dropped)
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.summaries = append(m.summaries, s...)
+}
+
+// dropNonFinite removes the NaN and infinite numbers of a summary's data,
+// which no report format can hold (JSON has no NaN), and names them.
+func dropNonFinite(s *Summary) []string {
+	var dropped []string
+	drop := func(where string, m map[string]float64) {
+		for k, v := range m {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				delete(m, k)
+				dropped = append(dropped, where+k)
+			}
+		}
+	}
+	drop("headline ", s.Headline)
+	drop("threshold ", s.Thresholds)
+	if s.PerfData != nil {
+		for i := range s.PerfData.DataItems {
+			drop(fmt.Sprintf("item %v ", s.PerfData.DataItems[i].Labels), s.PerfData.DataItems[i].Data)
+		}
+	}
+	sort.Strings(dropped)
+	return dropped
 }
 
 // Disposer is a measurement that holds watches or pollers until the end of

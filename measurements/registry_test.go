@@ -2,10 +2,15 @@ package measurements
 
 import (
 	"context"
-	testingclock "k8s.io/utils/clock/testing"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 // counting records how often one instance was called.
@@ -256,5 +261,36 @@ func TestManagerSkip(t *testing.T) {
 	}
 	if err := m.RecordUnsupported("X", "x", map[string]any{FailIfNotMeasuredParam: 3}, "unsupported"); err == nil {
 		t.Error("no error for failIfNotMeasured: 3")
+	}
+}
+
+// TestManagerDropsNonFiniteNumbers: a NaN or infinite number a method
+// returns is left out of its summary, which JSON reports could not hold.
+func TestManagerDropsNonFiniteNumbers(t *testing.T) {
+	scriptedGather = func() ([]Summary, error) {
+		return []Summary{{
+			Headline:   map[string]float64{"lag p99 s": math.NaN(), "items": 2},
+			Thresholds: map[string]float64{"lag p99 s": math.Inf(1)},
+			PerfData: &metrics.PerfData{Version: "v1", DataItems: []metrics.DataItem{
+				{Data: map[string]float64{"Perc99": math.NaN(), "Perc50": 0.2}, Labels: map[string]string{"resource": "pods"}},
+			}},
+		}}, nil
+	}
+	m := NewManager(&Env{})
+	if err := m.Execute(context.Background(), "TestScriptedInfo", "id", map[string]any{"action": "gather"}); err != nil {
+		t.Fatal(err)
+	}
+	got := m.Summaries()
+	if len(got) != 1 {
+		t.Fatalf("%d summaries", len(got))
+	}
+	s := got[0]
+	want := Summary{Headline: map[string]float64{"items": 2}, Thresholds: map[string]float64{},
+		PerfData: &metrics.PerfData{Version: "v1", DataItems: []metrics.DataItem{{Data: map[string]float64{"Perc50": 0.2}, Labels: map[string]string{"resource": "pods"}}}}}
+	if !reflect.DeepEqual(s.Headline, want.Headline) || !reflect.DeepEqual(s.Thresholds, want.Thresholds) || !reflect.DeepEqual(s.PerfData, want.PerfData) {
+		t.Fatalf("summary %+v %+v %+v, want the finite numbers only", s.Headline, s.Thresholds, s.PerfData)
+	}
+	if _, _, err := s.ReportFile(); err != nil {
+		t.Fatalf("report file: %v", err)
 	}
 }

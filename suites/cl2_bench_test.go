@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -41,6 +42,9 @@ type cl2Result struct {
 	// computed both ways (with a Prometheus), and those that agree.
 	CrossCheckRows  int `json:"crossCheckRows,omitempty"`
 	CrossCheckAgree int `json:"crossCheckAgree,omitempty"`
+	// Why says why the run did not pass: its steps' errors, its
+	// violations, or the end of its log when it wrote no summary.
+	Why []string `json:"why,omitempty"`
 }
 
 // cl2Runs are the configs run, with the overrides each needs at 10 nodes
@@ -67,7 +71,8 @@ var cl2Runs = []cl2Run{
 // provider, one fresh cluster each, and records what each run said in
 // results/bench/cl2-testing-configs.json. KSCALE_PERF_TESTS names a
 // perf-tests checkout (its clusterloader2/testing/ is read); kscale ships
-// none of its files.
+// none of its files. KSCALE_CL2_CONFIGS=a,b runs those configs only, to
+// look into them, and records nothing.
 func BenchmarkCL2TestingConfigs(b *testing.B) {
 	perfTests := os.Getenv("KSCALE_PERF_TESTS")
 	if perfTests == "" {
@@ -77,8 +82,20 @@ func BenchmarkCL2TestingConfigs(b *testing.B) {
 	if _, err := os.Stat(testingDir); err != nil {
 		b.Fatalf("KSCALE_PERF_TESTS=%s: %v", perfTests, err)
 	}
+	runs, subset := cl2Runs, os.Getenv("KSCALE_CL2_CONFIGS")
+	if subset != "" {
+		runs = nil
+		for _, r := range cl2Runs {
+			if slices.Contains(strings.Split(subset, ","), r.Config) {
+				runs = append(runs, r)
+			}
+		}
+		if len(runs) == 0 {
+			b.Fatalf("KSCALE_CL2_CONFIGS=%q names none of the configs", subset)
+		}
+	}
 	var results []cl2Result
-	for _, run := range cl2Runs {
+	for _, run := range runs {
 		args := []string{"--nodes=10", "--skip-unsupported-measurements", "--hollow-arg=--job-pod-run-duration=30s",
 			"--testconfig=" + filepath.Join(testingDir, run.Config, "config.yaml")}
 		if len(run.Overrides) > 0 {
@@ -103,12 +120,15 @@ func BenchmarkCL2TestingConfigs(b *testing.B) {
 		code := r.wait(b, 45*time.Minute)
 		res := cl2Result{cl2Run: run, ExitCode: code, Seconds: time.Since(start).Seconds()}
 		if sum, err := report.ReadRun(r.reportDir); err != nil {
-			b.Logf("%s: exit %d, no summary: %v; log:\n%s", run.Config, code, err, r.tail())
+			res.Why = append([]string{"no summary: " + err.Error()}, lastLines(r.tail(), 15)...)
 		} else {
 			res.Verdict, res.Incomplete, res.Steps = sum.Verdict, sum.Incomplete, len(sum.Steps)
 			for _, s := range sum.Steps {
 				if s.Status == report.StepOK {
 					res.StepsOK++
+				}
+				for _, e := range s.Errors {
+					res.Why = append(res.Why, s.Name+": "+e)
 				}
 			}
 			for _, m := range sum.Measurements {
@@ -119,6 +139,13 @@ func BenchmarkCL2TestingConfigs(b *testing.B) {
 					}
 				case measurements.Violated:
 					res.Violated = append(res.Violated, m.Name)
+					for i, v := range m.Violations {
+						if i == 3 {
+							res.Why = append(res.Why, fmt.Sprintf("%s: and %d more", m.Name, len(m.Violations)-3))
+							break
+						}
+						res.Why = append(res.Why, m.Name+": "+v)
+					}
 				case measurements.Failed:
 					res.Failed = append(res.Failed, m.Name)
 				}
@@ -128,8 +155,11 @@ func BenchmarkCL2TestingConfigs(b *testing.B) {
 				}
 			}
 		}
-		b.Logf("%s: exit %d, %s, %.0f s, %d/%d steps ok, not measured %v, violated %v", run.Config, code, res.Verdict, res.Seconds, res.StepsOK, res.Steps, res.NotMeasured, res.Violated)
+		b.Logf("%s: exit %d, %s, %.0f s, %d/%d steps ok, not measured %v, violated %v; %s", run.Config, code, res.Verdict, res.Seconds, res.StepsOK, res.Steps, res.NotMeasured, res.Violated, strings.Join(res.Why, "; "))
 		results = append(results, res)
+	}
+	if subset != "" {
+		return
 	}
 	path, err := benchjson.Write("cl2-testing-configs", map[string]any{"nodes": 10, "perfTestsCommit": perfTestsCommit(perfTests), "runs": results})
 	if err != nil {
@@ -145,4 +175,10 @@ func perfTestsCommit(dir string) string {
 		return strings.TrimSpace(string(out))
 	}
 	return os.Getenv("KSCALE_PERF_TESTS_COMMIT")
+}
+
+// lastLines are the last n lines of s.
+func lastLines(s string, n int) []string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[max(0, len(lines)-n):]
 }

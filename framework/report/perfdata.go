@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,34 +24,37 @@ func PerfDataFileName(s *measurements.Summary, testName string, at time.Time) st
 // WriteSummaries writes each summary's report file (its PerfData, or the
 // shape clusterloader2 writes it in) and attached files into dir and
 // returns the paths written. Summaries with neither (a "not measured" one)
-// write no file; they reach the reports through summary.json.
+// write no file; they reach the reports through summary.json. A file that
+// cannot be written stops none of the others; the errors are joined.
 func WriteSummaries(dir, testName string, at time.Time, summaries []measurements.Summary) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the report folder: %w", err)
 	}
 	var written []string
+	var errs []error
 	for i := range summaries {
 		s := &summaries[i]
 		body, ok, err := s.ReportFile()
 		if err != nil {
-			return written, err
-		}
-		if ok {
+			errs = append(errs, err)
+		} else if ok {
 			path := filepath.Join(dir, PerfDataFileName(s, testName, at))
 			if err := os.WriteFile(path, body, 0o644); err != nil {
-				return written, fmt.Errorf("writing %s: %w", path, err)
+				errs = append(errs, fmt.Errorf("writing %s: %w", path, err))
+			} else {
+				written = append(written, path)
 			}
-			written = append(written, path)
 		}
 		for name, body := range s.Files {
 			path := filepath.Join(dir, sanitize(name))
 			if err := os.WriteFile(path, body, 0o644); err != nil {
-				return written, fmt.Errorf("writing %s: %w", path, err)
+				errs = append(errs, fmt.Errorf("writing %s: %w", path, err))
+				continue
 			}
 			written = append(written, path)
 		}
 	}
-	return written, nil
+	return written, errors.Join(errs...)
 }
 
 // sanitize keeps a name to one path element. Spaces stay, as

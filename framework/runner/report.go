@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"os"
 	"time"
 
@@ -69,16 +70,17 @@ func newRunReport(o Options, c *config.Compiled, cfg *rest.Config, client kubern
 // writeReports writes every report of the run into dir: the PerfData of
 // each summary, summary.json, junit.xml and report.html.
 func writeReports(dir string, r *report.Run, summaries []measurements.Summary, started time.Time) ([]string, error) {
+	// One file that cannot be written leaves the others, summary.json
+	// first, to be written: a run is never left without its verdict.
 	files, err := report.WriteSummaries(dir, r.Config, started, summaries)
-	if err != nil {
-		return files, err
-	}
+	errs := []error{err}
 	for _, write := range []func(string, *report.Run) (string, error){report.WriteRun, report.WriteJUnit, report.WriteHTML} {
 		path, err := write(dir, r)
 		if err != nil {
-			return files, err
+			errs = append(errs, err)
+			continue
 		}
 		files = append(files, path)
 	}
-	return files, nil
+	return files, errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/kscale/kscale/framework/executor"
 	"github.com/kscale/kscale/framework/report"
 	"github.com/kscale/kscale/measurements"
+	"github.com/kscale/kscale/measurements/metrics"
 )
 
 // summaryResult is a run of one passing step and the given summaries,
@@ -85,5 +87,30 @@ func TestSummary(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReportsOutliveABadSummary: a summary whose file cannot be written
+// leaves the other files, summary.json first, written, and names itself
+// in the error.
+func TestReportsOutliveABadSummary(t *testing.T) {
+	dir := t.TempDir()
+	bad := measurements.Summary{Method: "GenericPrometheusQuery", Identifier: "q", Name: "GenericPrometheusQuery Lag", Verdict: measurements.Pass,
+		Output: map[string]any{"unencodable": make(chan int)}}
+	good := measurements.Summary{Method: "Timer", Identifier: "t", Name: "Timer", Verdict: measurements.Pass,
+		PerfData: &metrics.PerfData{Version: "v1", DataItems: []metrics.DataItem{{Data: map[string]float64{"phase": 1}, Unit: "s"}}}}
+	res := summaryResult(false, bad, good)
+	files, err := writeReports(dir, res.Report, res.Summaries, satT0)
+	if err == nil || !strings.Contains(err.Error(), "GenericPrometheusQuery Lag") {
+		t.Fatalf("err %v, want one naming the bad summary", err)
+	}
+	for _, want := range []string{"Timer_density_", report.SummaryFile, report.JUnitFile, report.HTMLFile} {
+		found := false
+		for _, f := range files {
+			found = found || strings.Contains(filepath.Base(f), want)
+		}
+		if !found {
+			t.Errorf("%s not written (written: %v)", want, files)
+		}
 	}
 }
