@@ -108,7 +108,8 @@ func compareRepeated(cmd *cobra.Command, baseline, candidate []string) error {
 	if err != nil {
 		return err
 	}
-	figs, err := abtest.Compare(a, b, abtest.DefaultOptions())
+	o := abtest.DefaultOptions()
+	figs, err := abtest.Compare(a, b, o)
 	if err != nil {
 		return usageError{err}
 	}
@@ -116,7 +117,8 @@ func compareRepeated(cmd *cobra.Command, baseline, candidate []string) error {
 	if len(a) == 1 || len(b) == 1 {
 		fmt.Fprintln(w, "single-run comparison: one run on a side cannot tell a change from noise; changes are shown, not judged")
 	}
-	fmt.Fprintf(w, "baseline: %d runs; candidate: %d runs; Mann–Whitney U at 5 %%, 95 %% bootstrap interval of the difference of medians\n\n", len(a), len(b))
+	fmt.Fprintf(w, "baseline: %d runs; candidate: %d runs; a change is a Mann–Whitney U p ≤ %.2g, a %.0f %% bootstrap interval of the difference of medians without 0, and a median moved %.0f %% or more\n\n",
+		len(a), len(b), o.Alpha, 100*o.Confidence, 100*o.MinChange)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "measurement\tnumber\tbaseline median\tcandidate median\tchange\t95% interval\tp\tdetectable\tverdict\t")
 	regressed := 0
