@@ -3,6 +3,7 @@ package fidelity
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -35,5 +36,31 @@ func TestCallCounts(t *testing.T) {
 	}
 	if _, err := readAudit(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("a missing audit log read without error")
+	}
+}
+
+func TestFirstReads(t *testing.T) {
+	log := `{"user":{"username":"system:kube-scheduler"},"verb":"create","objectRef":{"resource":"pods","subresource":"binding","namespace":"ns","name":"a"},"responseStatus":{"code":201},"requestReceivedTimestamp":"2026-12-05T10:00:00.990000Z","stageTimestamp":"2026-12-05T10:00:01.000000Z"}
+{"user":{"username":"system:kube-scheduler"},"verb":"create","objectRef":{"resource":"pods","subresource":"binding","namespace":"ns-2","name":"b"},"responseStatus":{"code":201},"requestReceivedTimestamp":"2026-12-05T10:00:01.990000Z","stageTimestamp":"2026-12-05T10:00:02.000000Z"}
+{"user":{"username":"system:kube-scheduler"},"verb":"create","objectRef":{"resource":"pods","subresource":"binding","namespace":"ns","name":"c"},"responseStatus":{"code":201},"requestReceivedTimestamp":"2026-12-05T10:00:02.990000Z","stageTimestamp":"2026-12-05T10:00:03.000000Z"}
+{"user":{"username":"system:node:fleet-0"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns","name":"a"},"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-12-05T10:00:01.012000Z","stageTimestamp":"2026-12-05T10:00:01.013000Z"}
+{"user":{"username":"system:node:fleet-0"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns","name":"a"},"responseStatus":{"code":403},"requestReceivedTimestamp":"2026-12-05T10:00:01.004000Z","stageTimestamp":"2026-12-05T10:00:01.005000Z"}
+{"user":{"username":"system:node:kubelet-0"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns-2","name":"b"},"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-12-05T10:00:02.001000Z","stageTimestamp":"2026-12-05T10:00:02.002000Z"}
+{"user":{"username":"system:node:fleet-1"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns-2","name":"b"},"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-12-05T10:00:02.030000Z","stageTimestamp":"2026-12-05T10:00:02.031000Z"}
+`
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	calls, err := readAudit(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := &Target{Kind: Fleet, Nodes: []string{"fleet-0", "fleet-1"}}
+	// a: the first read is the refused one, 4 ms after the binding ended;
+	// b: the kubelet's read is not the fleet's; c: never read.
+	got := firstReads(calls, target, map[string]string{"a": "ns", "b": "ns-2", "c": "ns"}, []string{"a", "b", "c"})
+	if want := []float64{4, 30}; !slices.Equal(got, want) {
+		t.Errorf("first reads %v ms, want %v", got, want)
 	}
 }

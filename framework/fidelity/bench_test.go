@@ -23,16 +23,20 @@ type fidelityResult struct {
 	Missed            int                `json:"missed"`
 	StatusDifferences []StatusDifference `json:"statusDifferences"`
 	Observations      []*Observation     `json:"observations"`
-	// Tail is the tail workload (TailOptions) in pairs of fresh clusters.
+	// Tail is the tail workload (TailOptions), side by side, in pairs of
+	// fresh clusters.
 	Tail tailResult `json:"tail"`
 }
 
-// tailResult is the tail workload on NodesPerKind nodes of each kind, each
-// kind on a fresh cluster of its own, in pairs run back to back.
+// tailResult is the tail workload on NodesPerKind nodes of each kind, the
+// two kinds side by side in a fresh cluster per pair (RunSideBySide).
 type tailResult struct {
-	NodesPerKind  int          `json:"nodesPerKind"`
+	NodesPerKind int `json:"nodesPerKind"`
+	// Pods per kind; QPS is the rate of both kinds' pods together, half
+	// of it each kind's.
 	Pods          int          `json:"pods"`
 	QPS           float64      `json:"qps"`
+	SideBySide    bool         `json:"sideBySide"`
 	Namespaces    int          `json:"namespaces"`
 	SettleSeconds float64      `json:"settleSeconds"`
 	Pairs         []tailPaired `json:"pairs"`
@@ -40,17 +44,20 @@ type tailResult struct {
 	PairsMet int `json:"pairsMet"`
 }
 
-// tailPaired is one pair: the startup figures judged, and the rest missed.
+// tailPaired is one pair: the startup figures judged, the rest missed, and
+// how soon each kind's nodes read their pods after the binding (by kind,
+// percentiles in ms).
 type tailPaired struct {
-	Startup []Figure `json:"startup"`
-	Missed  []Figure `json:"missed"`
+	Startup   []Figure                      `json:"startup"`
+	Missed    []Figure                      `json:"missed"`
+	FirstRead map[string]map[string]float64 `json:"firstReadMs"`
 }
 
 // BenchmarkFidelity runs the workloads on 20 kubelet morphs and 20 fleet
 // nodes, three rounds in one cluster (each kind in turn), and records every
 // figure as the median over the rounds, judged against its target, in
-// results/bench/fidelity.json; then the tail workload in three pairs of
-// fresh clusters, each pair judged on its own.
+// results/bench/fidelity.json; then the tail workload side by side in
+// three fresh clusters, each pair judged on its own.
 func BenchmarkFidelity(b *testing.B) {
 	const nodes, rounds = 20, 3
 	c := startCluster(b, nodes, Kubelet, Fleet)
@@ -69,11 +76,14 @@ func BenchmarkFidelity(b *testing.B) {
 	}
 	c.stop() // the tail's clusters have the machine to themselves
 	tail := tailResult{NodesPerKind: nodes, Namespaces: TailOptions().StreamNamespaces, QPS: TailOptions().StreamQPS,
-		Pods: nodes * TailOptions().StreamPodsPerNode, SettleSeconds: tailSettle.Seconds()}
+		Pods: nodes * TailOptions().StreamPodsPerNode, SettleSeconds: tailSettle.Seconds(), SideBySide: true}
 	for pair := 1; pair <= rounds; pair++ {
 		r := tailPair(b, nodes)
 		b.Logf("tail workload, pair %d:\n%s", pair, r)
-		p := tailPaired{Missed: r.Missed(true)}
+		p := tailPaired{Missed: r.Missed(true), FirstRead: map[string]map[string]float64{}}
+		for _, ob := range r.Observations {
+			p.FirstRead[ob.Kind] = ob.FirstRead[WorkloadStream]
+		}
 		for _, f := range r.Figures {
 			if f.kind == latencyTarget {
 				p.Startup = append(p.Startup, f)

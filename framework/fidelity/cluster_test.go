@@ -40,7 +40,8 @@ type testCluster struct {
 
 // startCluster starts a local cluster with n hollow nodes of each kind, in
 // the order given (the first is the oracle of a comparison), and waits
-// until all are Ready.
+// until all are Ready. The nodes run at the control plane's CPU priority:
+// what is compared is each node's own speed.
 func startCluster(t testing.TB, n int, kinds ...string) *testCluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -88,7 +89,7 @@ func startCluster(t testing.TB, n int, kinds ...string) *testCluster {
 	for _, kind := range kinds {
 		switch kind {
 		case Kubelet:
-			kubelets, err := cp.StartNodes(ctx, n, local.NodeOptions{Group: Kubelet, NamePrefix: "kubelet-"})
+			kubelets, err := cp.StartNodes(ctx, n, local.NodeOptions{Group: Kubelet, NamePrefix: "kubelet-", ControlPlanePriority: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +97,7 @@ func startCluster(t testing.TB, n int, kinds ...string) *testCluster {
 			processes = append(processes, kubelets.Processes...)
 			c.targets = append(c.targets, kubeletTarget(kubelets, n))
 		case Fleet:
-			fleet, err := cp.StartFleet(ctx, local.FleetOptions{Group: Fleet, Nodes: n, NamePrefix: "fleet-"})
+			fleet, err := cp.StartFleet(ctx, local.FleetOptions{Group: Fleet, Nodes: n, NamePrefix: "fleet-", ControlPlanePriority: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -93,6 +93,14 @@ func (r *Report) String() string {
 	for _, f := range r.Figures {
 		fmt.Fprintln(&b, f)
 	}
+	if len(r.Observations) > 1 {
+		oracle, other := r.Observations[0].FirstRead, r.Observations[1].FirstRead
+		for _, w := range slices.Sorted(maps.Keys(oracle)) {
+			o, f := oracle[w], other[w]
+			fmt.Fprintf(&b, "%-6s %-15s %-40s oracle %4.1f / %4.1f  other %4.1f / %4.1f  (reported)\n", "", w,
+				"binding to first read p50 / p90 ms", o["p50"], o["p90"], f["p50"], f["p90"])
+		}
+	}
 	for _, d := range r.Status {
 		fmt.Fprintf(&b, "status at %q differs:\n", d.Stage)
 		for i := range max(len(d.Oracle), len(d.Other)) {

@@ -28,11 +28,11 @@ func TestFidelity(t *testing.T) {
 	holdToKubelet(t, report)
 }
 
-// TestFidelityTail runs the tail workload (TailOptions: 60 pods at 20/s over
-// two namespaces) on 20 kubelet morphs and then on 20 fleet nodes, each on
-// a fresh cluster of its own, and holds the fleet to the kubelet as
-// TestFidelity does. Its latencies are reported; BenchmarkFidelity holds
-// them to their targets in three pairs of runs.
+// TestFidelityTail runs the tail workload (TailOptions: 60 pods per kind,
+// 20 pods/s in all, over two namespaces) on 20 kubelet morphs and 20 fleet
+// nodes side by side in a fresh cluster, and holds the fleet to the kubelet
+// as TestFidelity does. Its latencies are reported; BenchmarkFidelity holds
+// them to their targets in three pairs.
 func TestFidelityTail(t *testing.T) {
 	report := tailPair(t, 20)
 	holdToKubelet(t, report)
@@ -43,34 +43,30 @@ func TestFidelityTail(t *testing.T) {
 // passes over them) is over, as on a cluster a test is run against.
 const tailSettle = 20 * time.Second
 
-// tailPair runs the tail workload on n kubelet morphs and then on n fleet
-// nodes, each kind on a fresh cluster of its own, stopped before the next
-// starts, and compares the two.
+// tailPair runs the tail workload on n kubelet morphs and n fleet nodes side
+// by side (RunSideBySide) in a fresh cluster of their own, and compares the
+// two.
 func tailPair(t testing.TB, n int) *Report {
 	t.Helper()
+	c := startCluster(t, n, Kubelet, Fleet)
+	defer c.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	var obs []*Observation
-	for _, kind := range []string{Kubelet, Fleet} {
-		c := startCluster(t, n, kind)
-		select {
-		case <-ctx.Done():
-			t.Fatal(ctx.Err())
-		case <-time.After(tailSettle):
-		}
-		ob, err := observe(ctx, c.env, TailOptions(), &c.targets[0])
-		c.stop()
-		if err != nil {
-			t.Fatal(err)
-		}
-		obs = append(obs, ob)
+	select {
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	case <-time.After(tailSettle):
 	}
-	return compare(obs[0], obs[1])
+	report, err := RunSideBySide(ctx, c.env, TailOptions(), c.targets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return report
 }
 
 // holdToKubelet fails the test on what must hold in every run: figures of
 // the node's own logic that missed, statuses of one kind only, and a fleet
-// several times slower than the kubelet beside it.
+// whose pods are in bulk (p50, p90) several times slower than the kubelet's.
 func holdToKubelet(t *testing.T, report *Report) {
 	t.Helper()
 	t.Log("\n" + report.String())
@@ -81,7 +77,12 @@ func holdToKubelet(t *testing.T, report *Report) {
 		t.Errorf("statuses at %q differ (%d only on %s, %d only on %s)", d.Stage, len(d.Oracle), report.Oracle, len(d.Other), report.Other)
 	}
 	for _, f := range report.Figures {
-		if f.Varies && strings.HasSuffix(f.Name, " ms") && f.Other > 2*f.Oracle+1000 {
+		// In workloads of at most 60 pods p99 is the slowest pod, which
+		// one pod whose node lost the Node authorizer's race to its binding
+		// decides (a FailedMount and a retry, on either kind); the
+		// benchmark judges it, pair by pair.
+		bulk := !strings.Contains(f.Name, " p99 ")
+		if f.Varies && bulk && strings.HasSuffix(f.Name, " ms") && f.Other > 2*f.Oracle+1000 {
 			t.Errorf("fleet far slower than the kubelet: %s", f)
 		}
 	}

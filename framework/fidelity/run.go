@@ -159,6 +159,8 @@ type Observation struct {
 	// Sequences are the distinct status sequences the burst's pods went
 	// through on their way to Running (normalized, phase and conditions).
 	Sequences []string `json:"sequences"`
+	// FirstRead are the percentiles ("p50") of firstReads by workload, ms.
+	FirstRead map[string]map[string]float64 `json:"firstReadMs,omitempty"`
 }
 
 // window is when a workload ran and on how many pods.
@@ -205,6 +207,36 @@ func Run(ctx context.Context, env Env, o Options, targets ...Target) (*Report, e
 	return compare(obs[0], obs[1:]...), nil
 }
 
+// RunSideBySide runs the workloads on every target at once, in one cluster,
+// and compares them. The stream of each target is created at
+// StreamQPS/len(targets), so the control plane carries the rate the options
+// name. Run's targets take turns; side by side, every kind meets the same
+// control plane and the same machine at the same moment: on a machine that
+// also runs the nodes, how fast the control plane answers (and how often the
+// Node authorizer has not yet linked a pod to its node) follows what every
+// node costs together, and a comparison in turns would set each kind
+// against the load it makes itself.
+func RunSideBySide(ctx context.Context, env Env, o Options, targets ...Target) (*Report, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if len(targets) < 2 {
+		return nil, errors.New("fidelity: compare at least two targets")
+	}
+	o.StreamQPS /= float64(len(targets))
+	obs := make([]*Observation, len(targets))
+	errs := make([]error, len(targets))
+	var wg sync.WaitGroup
+	for i := range targets {
+		wg.Go(func() { obs[i], errs[i] = observe(ctx, env, o, &targets[i]) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return compare(obs[0], obs[1:]...), nil
+}
+
 // observe runs the workloads on one target and counts its calls in env's
 // audit log.
 func observe(ctx context.Context, env Env, o Options, t *Target) (*Observation, error) {
@@ -227,6 +259,11 @@ func observe(ctx context.Context, env Env, o Options, t *Target) (*Observation, 
 		return nil, err
 	}
 	countCalls(r.obs, calls, t, r.namespaces, r.windows)
+	for workload, names := range map[string][]string{WorkloadBurst: r.burst, WorkloadStream: r.stream} {
+		if ms := firstReads(calls, t, r.podNS, names); len(ms) > 0 {
+			r.obs.FirstRead[workload] = map[string]float64{"p50": quantile(ms, 0.5), "p90": quantile(ms, 0.9), "p99": quantile(ms, 0.99)}
+		}
+	}
 	return r.obs, nil
 }
 
@@ -243,6 +280,7 @@ func newObservation(kind string) *Observation {
 		Kind: kind, Startup: map[string]map[string]float64{}, PodsPerNode: map[string]int{},
 		Calls: map[string]map[string]float64{}, Refused: map[string]map[string]float64{},
 		Events: map[string]map[string]float64{}, Seconds: map[string][]float64{}, Statuses: map[string][]string{},
+		FirstRead: map[string]map[string]float64{},
 	}
 }
 

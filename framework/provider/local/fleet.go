@@ -29,6 +29,9 @@ type FleetOptions struct {
 	Profile string
 	// ExtraArgs are appended to the command line.
 	ExtraArgs []string
+	// ControlPlanePriority runs the process at the control plane's CPU
+	// priority instead of HollowNice (see HollowNice).
+	ControlPlanePriority bool
 }
 
 // FleetProcess is a running fleet: a kubemark process of --morph=fleet.
@@ -94,7 +97,7 @@ func (f *FleetProcess) start(ctx context.Context, c *ControlPlane) error {
 	if err := os.MkdirAll(logs, 0o700); err != nil {
 		return fmt.Errorf("creating the folder of hollow-node logs: %w", err)
 	}
-	p, err := startHollow(f.binary, filepath.Join(logs, f.Options.Group+".fleet.log"), f.args)
+	p, err := startHollow(f.binary, filepath.Join(logs, f.Options.Group+".fleet.log"), f.args, hollowNice(f.Options.ControlPlanePriority))
 	if err != nil {
 		return err
 	}

@@ -21,8 +21,26 @@ import (
 	"github.com/kscale/kscale/framework/binaries"
 )
 
-// HollowNice is the nice value hollow-node processes run at.
+// HollowNice is the nice value hollow-node processes run at: they stand in
+// for kubelets that have machines of their own, so a machine short of CPU
+// slows them rather than the control plane under test. A comparison of node
+// kinds, where each node's own speed is what is measured, runs them at the
+// control plane's priority instead (ControlPlanePriority): there a kubelet
+// starved by the control plane would stand for no kubelet of a real cluster.
 const HollowNice = 10
+
+// hollowNice is the nice value of a hollow process.
+func hollowNice(controlPlanePriority bool) int {
+	if !controlPlanePriority {
+		return HollowNice
+	}
+	// The control plane's processes inherit this process's priority.
+	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
+	if err != nil {
+		return 0
+	}
+	return 20 - prio // the system call answers 20 - nice
+}
 
 // HollowLabel is put on every Node that a hollow node of this provider
 // registers, with the group's name as value, so the provider can find (and
@@ -41,6 +59,9 @@ type NodeOptions struct {
 	MaxPods int
 	// ExtraArgs are appended to every kubemark command line.
 	ExtraArgs []string
+	// ControlPlanePriority runs the processes at the control plane's CPU
+	// priority instead of HollowNice (see HollowNice).
+	ControlPlanePriority bool
 }
 
 func (o *NodeOptions) defaults() {
@@ -127,7 +148,7 @@ func (c *ControlPlane) StartNodes(ctx context.Context, count int, opts NodeOptio
 				)
 			}
 			args = append(args, opts.ExtraArgs...)
-			p, err := startHollow(kubemark, filepath.Join(nodesDir, name+"."+morph+".log"), args)
+			p, err := startHollow(kubemark, filepath.Join(nodesDir, name+"."+morph+".log"), args, hollowNice(opts.ControlPlanePriority))
 			if err != nil {
 				g.Stop()
 				return nil, err
@@ -140,7 +161,7 @@ func (c *ControlPlane) StartNodes(ctx context.Context, count int, opts NodeOptio
 	return g, nil
 }
 
-func startHollow(binary, logPath string, args []string) (*HollowProcess, error) {
+func startHollow(binary, logPath string, args []string, nice int) (*HollowProcess, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -153,12 +174,10 @@ func startHollow(binary, logPath string, args []string) (*HollowProcess, error) 
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting kubemark %s: %w", strings.Join(args, " "), err)
 	}
-	// Hollow nodes stand in for kubelets that have machines of their own:
-	// they run below the control plane's CPU priority, so a machine short
-	// of CPU slows them rather than the system under test. Every thread
-	// of the new process group is set; threads made later inherit it.
-	if err := syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, HollowNice); err != nil {
-		klog.V(1).InfoS("Could not lower the hollow node's CPU priority", "pid", cmd.Process.Pid, "err", err)
+	// Every thread of the new process group is set; threads made later
+	// inherit it.
+	if err := syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, nice); err != nil {
+		klog.V(1).InfoS("Could not set the hollow node's CPU priority", "pid", cmd.Process.Pid, "nice", nice, "err", err)
 	}
 	p := &HollowProcess{PID: cmd.Process.Pid, LogFile: logPath, cmd: cmd, exited: make(chan struct{})}
 	go func() {
