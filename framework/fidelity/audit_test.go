@@ -17,14 +17,7 @@ func TestCallCounts(t *testing.T) {
 {"user":{"username":"system:node:fleet-0"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns-2"},"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-12-05T10:00:03.000000Z"}
 {"user":{"username":"system:node:fleet-0"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns"},"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-12-05T10:00:09.000000Z"}
 `
-	path := filepath.Join(t.TempDir(), "audit.log")
-	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	calls, err := readAudit(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	calls := readAuditOf(t, log)
 	target := &Target{Kind: Fleet, Nodes: []string{"fleet-0", "fleet-1"}}
 	from := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
 	all, refused := callCounts(calls, target, []string{"ns", "ns-2"}, from, from.Add(5*time.Second))
@@ -48,6 +41,19 @@ func TestFirstReads(t *testing.T) {
 {"user":{"username":"system:node:kubelet-0"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns-2","name":"b"},"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-12-05T10:00:02.001000Z","stageTimestamp":"2026-12-05T10:00:02.002000Z"}
 {"user":{"username":"system:node:fleet-1"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns-2","name":"b"},"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-12-05T10:00:02.030000Z","stageTimestamp":"2026-12-05T10:00:02.031000Z"}
 `
+	calls := readAuditOf(t, log)
+	target := &Target{Kind: Fleet, Nodes: []string{"fleet-0", "fleet-1"}}
+	// a: the first read is the refused one, 4 ms after the binding ended;
+	// b: the kubelet's read is not the fleet's; c: never read.
+	got := firstReads(calls, target, map[string]string{"a": "ns", "b": "ns-2", "c": "ns"}, []string{"a", "b", "c"})
+	if want := []float64{4, 30}; !slices.Equal(got, want) {
+		t.Errorf("first reads %v ms, want %v", got, want)
+	}
+}
+
+// readAuditOf reads the calls of an audit log's text.
+func readAuditOf(t *testing.T, log string) []call {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
 		t.Fatal(err)
@@ -56,11 +62,5 @@ func TestFirstReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := &Target{Kind: Fleet, Nodes: []string{"fleet-0", "fleet-1"}}
-	// a: the first read is the refused one, 4 ms after the binding ended;
-	// b: the kubelet's read is not the fleet's; c: never read.
-	got := firstReads(calls, target, map[string]string{"a": "ns", "b": "ns-2", "c": "ns"}, []string{"a", "b", "c"})
-	if want := []float64{4, 30}; !slices.Equal(got, want) {
-		t.Errorf("first reads %v ms, want %v", got, want)
-	}
+	return calls
 }
