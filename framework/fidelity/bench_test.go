@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -44,13 +45,15 @@ type tailResult struct {
 	PairsMet int `json:"pairsMet"`
 }
 
-// tailPaired is one pair: the startup figures judged, the rest missed, and
-// how soon each kind's nodes read their pods after the binding (by kind,
-// percentiles in ms).
+// tailPaired is one pair: the startup figures judged, the rest missed, how
+// soon each kind's nodes read their pods after the binding (by kind,
+// percentiles in ms), and each kind's FailedMount events: its pods whose
+// node lost the Node authorizer's race to the binding for the ConfigMap.
 type tailPaired struct {
-	Startup   []Figure                      `json:"startup"`
-	Missed    []Figure                      `json:"missed"`
-	FirstRead map[string]map[string]float64 `json:"firstReadMs"`
+	Startup      []Figure                      `json:"startup"`
+	Missed       []Figure                      `json:"missed"`
+	FirstRead    map[string]map[string]float64 `json:"firstReadMs"`
+	FailedMounts map[string]int                `json:"failedMounts"`
 }
 
 // BenchmarkFidelity runs the workloads on 20 kubelet morphs and 20 fleet
@@ -80,9 +83,10 @@ func BenchmarkFidelity(b *testing.B) {
 	for pair := 1; pair <= rounds; pair++ {
 		r := tailPair(b, nodes)
 		b.Logf("tail workload, pair %d:\n%s", pair, r)
-		p := tailPaired{Missed: r.Missed(true), FirstRead: map[string]map[string]float64{}}
+		p := tailPaired{Missed: r.Missed(true), FirstRead: map[string]map[string]float64{}, FailedMounts: map[string]int{}}
 		for _, ob := range r.Observations {
 			p.FirstRead[ob.Kind] = ob.FirstRead[WorkloadStream]
+			p.FailedMounts[ob.Kind] = int(math.Round(ob.Events[WorkloadStream]["FailedMount"] * float64(tail.Pods)))
 		}
 		for _, f := range r.Figures {
 			if f.kind == latencyTarget {

@@ -190,25 +190,21 @@ type run struct {
 // and compares what every target did with the first's: the first target is
 // the oracle.
 func Run(ctx context.Context, env Env, o Options, targets ...Target) (*Report, error) {
-	if err := o.validate(); err != nil {
-		return nil, err
-	}
-	if len(targets) < 2 {
-		return nil, errors.New("fidelity: compare at least two targets")
-	}
-	var obs []*Observation
-	for i := range targets {
-		ob, err := observe(ctx, env, o, &targets[i])
-		if err != nil {
-			return nil, err
+	return compareRuns(o, targets, func(o Options) ([]*Observation, error) {
+		var obs []*Observation
+		for i := range targets {
+			ob, err := observe(ctx, env, o, &targets[i])
+			if err != nil {
+				return nil, err
+			}
+			obs = append(obs, ob)
 		}
-		obs = append(obs, ob)
-	}
-	return compare(obs[0], obs[1:]...), nil
+		return obs, nil
+	})
 }
 
 // RunSideBySide runs the workloads on every target at once, in one cluster,
-// and compares them. The stream of each target is created at
+// and compares them as Run does. The stream of each target is created at
 // StreamQPS/len(targets), so the control plane carries the rate the options
 // name. Run's targets take turns; side by side, every kind meets the same
 // control plane and the same machine at the same moment: on a machine that
@@ -217,21 +213,30 @@ func Run(ctx context.Context, env Env, o Options, targets ...Target) (*Report, e
 // node costs together, and a comparison in turns would set each kind
 // against the load it makes itself.
 func RunSideBySide(ctx context.Context, env Env, o Options, targets ...Target) (*Report, error) {
+	return compareRuns(o, targets, func(o Options) ([]*Observation, error) {
+		o.StreamQPS /= float64(len(targets))
+		obs := make([]*Observation, len(targets))
+		errs := make([]error, len(targets))
+		var wg sync.WaitGroup
+		for i := range targets {
+			wg.Go(func() { obs[i], errs[i] = observe(ctx, env, o, &targets[i]) })
+		}
+		wg.Wait()
+		return obs, errors.Join(errs...)
+	})
+}
+
+// compareRuns checks the options and targets, observes the targets with
+// observeAll, and compares each with the first.
+func compareRuns(o Options, targets []Target, observeAll func(Options) ([]*Observation, error)) (*Report, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
 	if len(targets) < 2 {
 		return nil, errors.New("fidelity: compare at least two targets")
 	}
-	o.StreamQPS /= float64(len(targets))
-	obs := make([]*Observation, len(targets))
-	errs := make([]error, len(targets))
-	var wg sync.WaitGroup
-	for i := range targets {
-		wg.Go(func() { obs[i], errs[i] = observe(ctx, env, o, &targets[i]) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	obs, err := observeAll(o)
+	if err != nil {
 		return nil, err
 	}
 	return compare(obs[0], obs[1:]...), nil

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -310,9 +311,23 @@ func (r *watchRun) settle(err error) bool {
 	select {
 	case <-r.ctx.Done():
 		return false
-	case <-f.clock.After(f.backoff(r.failures)):
+	case <-f.clock.After(reflectorBackoff(r.failures)):
 		return true
 	}
+}
+
+// reflectorBackoff is the wait of a kubelet's reflector before it lists and
+// watches again after failures failed tries (1: the first): 800 ms doubling
+// to 30 s, plus up to as much again of jitter. A node that lost the Node
+// authorizer's race to a pod's binding is back this soon for the pod's
+// ConfigMaps and Secrets, inside or past the second its mount waits for them.
+func reflectorBackoff(failures int) time.Duration {
+	const first, most = 800 * time.Millisecond, 30 * time.Second
+	d := most
+	if failures < 7 {
+		d = min(first<<max(failures-1, 0), most)
+	}
+	return jitter(d, 1)
 }
 
 // watchURL is the request of one watch, resuming at rv when it is set.

@@ -456,3 +456,32 @@ func TestRefusedWatchListFallsBackToList(t *testing.T) {
 		t.Errorf("a refused watch with a handler: requests %v, want the one watch-list, then the backoff", got)
 	}
 }
+
+// TestReflectorBackoff: a watch retries after a kubelet reflector's wait,
+// 800 ms doubling to 30 s with up to 100 % jitter, over the whole of that
+// range.
+func TestReflectorBackoff(t *testing.T) {
+	for _, c := range []struct {
+		failures int
+		base     time.Duration
+	}{
+		{0, 800 * time.Millisecond},
+		{1, 800 * time.Millisecond},
+		{2, 1600 * time.Millisecond},
+		{3, 3200 * time.Millisecond},
+		{6, 25600 * time.Millisecond},
+		{7, 30 * time.Second},
+		{70, 30 * time.Second},
+	} {
+		lo, hi := 2*c.base, time.Duration(0)
+		for range 2000 {
+			d := reflectorBackoff(c.failures)
+			lo, hi = min(lo, d), max(hi, d)
+		}
+		// 2000 uniform draws leave no more than 1 % of the range uncovered
+		// at either end, but by a chance of e^-20.
+		if slack := c.base / 100; lo < c.base || hi > 2*c.base || lo > c.base+slack || hi < 2*c.base-slack {
+			t.Errorf("failures %d: backoffs span [%v, %v], want [%v, %v]", c.failures, lo, hi, c.base, 2*c.base)
+		}
+	}
+}
