@@ -74,6 +74,8 @@ type node struct {
 	syncing, fullSync, periodicSyncQueued bool
 	used                                  usage
 	ipsInUse                              map[uint32]bool
+	// admitting is when the kubelet is done admitting the pods it was sent.
+	admitting time.Time
 	// ConfigMaps and Secrets the node's pods reference, with the watch
 	// the node holds on each.
 	refs       map[objectRef]int

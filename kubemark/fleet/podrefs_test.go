@@ -17,12 +17,14 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// TestReferencesWatchedAtAdmission: the ConfigMaps and Secrets a pod uses,
-// by volume or by env, are watched as soon as the pod is admitted — as the
-// kubelet registers a pod with its managers when its first sync begins —
-// not when the volume manager gets to the mount. The fleet's clock stands
-// still here, so nothing scheduled for later (the mount) runs.
-func TestReferencesWatchedAtAdmission(t *testing.T) {
+// TestReferencesWatchedAtFirstSync: the ConfigMaps and Secrets a pod uses,
+// by volume or by env, are watched as soon as the pod's first sync begins —
+// as the kubelet registers a pod with its managers then — not when the
+// volume manager gets to the mount; and that sync begins once the kubelet
+// has admitted the pod, after the admissions of the pods sent before it.
+// The fleet's clock moves only when the test steps it, so nothing scheduled
+// for later (the mount) runs.
+func TestReferencesWatchedAtFirstSync(t *testing.T) {
 	var mu sync.Mutex
 	watched := map[string]bool{}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -34,11 +36,17 @@ func TestReferencesWatchedAtAdmission(t *testing.T) {
 		http.Error(w, "no", http.StatusServiceUnavailable)
 	}))
 	defer ts.Close()
-	f := testFleetOn(t, ts.URL)
-	f.clock = clocktesting.NewFakeClock(time.Now())
+	clock := clocktesting.NewFakeClock(time.Now())
+	f := newTestFleet(t, ts.URL, func(c *Config) { c.Clock = clock })
+	client, err := f.clients.shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.nodes[0].useClients(sameClient(client))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f.watchCtx = ctx
+	go f.sched.Run(ctx, 2)
 	n := f.nodes[0]
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u1"},
@@ -47,7 +55,22 @@ func TestReferencesWatchedAtAdmission(t *testing.T) {
 			Volumes:    []v1.Volume{{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "vol-secret"}}}},
 		},
 	}
+	// A pod without references arrives first: the other's sync waits for
+	// its admission too.
+	n.observePod("ADDED", &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "first", Namespace: "ns", UID: "u0"},
+		Spec: v1.PodSpec{NodeName: n.name, Containers: []v1.Container{{Name: "c", Image: "img"}}}})
 	n.observePod("ADDED", pod)
+	for _, step := range []time.Duration{0, admission} {
+		clock.Step(step)
+		time.Sleep(50 * time.Millisecond) // what was due has run
+		n.mu.Lock()
+		held := n.pods["u1"].refsHeld
+		n.mu.Unlock()
+		if held {
+			t.Fatalf("references held %v after the pod came, before its admission and the one before it's", step)
+		}
+	}
+	clock.Step(admission)
 	want := []string{
 		"/api/v1/namespaces/ns/configmaps?metadata.name=env-cm",
 		"/api/v1/namespaces/ns/secrets?metadata.name=vol-secret",

@@ -187,13 +187,7 @@ func (n *node) track(p *v1.Pod) *pod {
 		return known
 	}
 	n.used.add(known.requests)
-	// The kubelet registers a pod with its ConfigMap and Secret managers when
-	// its first sync begins, before it waits for the volumes: their watches
-	// open while the volume manager is still on its way to the mount.
-	n.holdRefs(known.refs)
-	known.refsHeld = true
 	known.phase = podAdmitted
-	known.startTime = n.fleet.clock.Now()
 	// A pod IP, once set, cannot change: keep one an earlier run assigned.
 	if ip := ipToUint(net.ParseIP(p.Status.PodIP)); ip != 0 && !n.ipsInUse[ip] {
 		known.ip = ip
@@ -214,8 +208,44 @@ func (n *node) track(p *v1.Pod) *pod {
 	// volume manager work while the runtime is still pulling and creating,
 	// so slow calls show up in schedule_to_run only when they outlast it.
 	startAt := f.clock.Now().Add(f.draw(delay))
+	f.sched.At(n.admitted(), priorityPod, func(ctx context.Context) {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if known.phase == podAdmitted && !known.deleting {
+			n.firstSync(known, startAt)
+		}
+	})
+	return known
+}
+
+// admitted is when the pod the node's kubelet admits now begins its first
+// sync: the kubelet admits the pods it is sent one after another, each
+// with its resources written to the allocation checkpoint and synced to
+// disk, so a pod's first reads wait for the admissions before it and its
+// own. Call with n.mu held.
+func (n *node) admitted() time.Time {
+	n.admitting = laterOf(n.fleet.clock.Now(), n.admitting).Add(admission)
+	return n.admitting
+}
+
+// admission is how long the kubelet takes from a pod's arrival to the
+// beginning of its first sync: its admit handlers, then the allocation
+// checkpoint written and synced to disk.
+const admission = 2 * time.Millisecond
+
+// firstSync is the beginning of an admitted pod's first sync: its Pending
+// status, its ConfigMaps and Secrets, and the volume manager's and the
+// runtime's work up to the start at startAt. Call with n.mu held.
+func (n *node) firstSync(known *pod, startAt time.Time) {
+	f := n.fleet
+	// The kubelet registers a pod with its ConfigMap and Secret managers when
+	// its first sync begins, before it waits for the volumes: their watches
+	// open while the volume manager is still on its way to the mount.
+	n.holdRefs(known.refs)
+	known.refsHeld = true
+	known.startTime = f.clock.Now()
 	n.setStatusLocked(known)
-	began := n.fleet.clock.Now()
+	began := f.clock.Now()
 	sandbox := func(context.Context) {
 		n.mu.Lock()
 		if known.phase == podAdmitted && !known.deleting {
@@ -228,7 +258,7 @@ func (n *node) track(p *v1.Pod) *pod {
 	}
 	if !known.hasVolumes {
 		f.sched.Now(priorityPod, sandbox)
-		return known
+		return
 	}
 	f.sched.At(n.volumeManagerMounts(began), priorityPod, func(ctx context.Context) {
 		n.mount(ctx, known, 0, func(ctx context.Context) {
@@ -237,7 +267,6 @@ func (n *node) track(p *v1.Pod) *pod {
 			f.sched.At(n.volumesWaited(began), priorityPod, sandbox)
 		})
 	})
-	return known
 }
 
 // runDuration is how long a pod that may end runs: its run-duration
@@ -546,6 +575,9 @@ func (n *node) reject(p *pod) {
 // sync reads it a last time and deletes it with grace period 0. Call with
 // n.mu held.
 func (n *node) terminate(p *pod) {
+	if p.phase == podAdmitted && p.startTime.IsZero() {
+		p.startTime = n.fleet.clock.Now() // deleted before its first sync
+	}
 	n.setStatusLocked(p)
 	n.fleet.sched.After(runtimeCalls, priorityPod, func(context.Context) {
 		n.mu.Lock()
