@@ -60,7 +60,8 @@ func TestReferencesWatchedAtFirstSync(t *testing.T) {
 	n.observePod("ADDED", &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "first", Namespace: "ns", UID: "u0"},
 		Spec: v1.PodSpec{NodeName: n.name, Containers: []v1.Container{{Name: "c", Image: "img"}}}})
 	n.observePod("ADDED", pod)
-	for _, step := range []time.Duration{0, admission} {
+	// Each admission takes admission to twice as long.
+	for _, step := range []time.Duration{0, 2*admission - time.Microsecond} {
 		clock.Step(step)
 		time.Sleep(50 * time.Millisecond) // what was due has run
 		n.mu.Lock()
@@ -70,7 +71,7 @@ func TestReferencesWatchedAtFirstSync(t *testing.T) {
 			t.Fatalf("references held %v after the pod came, before its admission and the one before it's", step)
 		}
 	}
-	clock.Step(admission)
+	clock.Step(2*admission + time.Microsecond)
 	want := []string{
 		"/api/v1/namespaces/ns/configmaps?metadata.name=env-cm",
 		"/api/v1/namespaces/ns/secrets?metadata.name=vol-secret",

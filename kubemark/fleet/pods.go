@@ -224,13 +224,14 @@ func (n *node) track(p *v1.Pod) *pod {
 // disk, so a pod's first reads wait for the admissions before it and its
 // own. Call with n.mu held.
 func (n *node) admitted() time.Time {
-	n.admitting = laterOf(n.fleet.clock.Now(), n.admitting).Add(admission)
+	n.admitting = laterOf(n.fleet.clock.Now(), n.admitting).Add(jitter(admission, 1))
 	return n.admitting
 }
 
-// admission is how long the kubelet takes from a pod's arrival to the
-// beginning of its first sync: its admit handlers, then the allocation
-// checkpoint written and synced to disk.
+// admission, up to twice as long, is how long the kubelet takes from a
+// pod's arrival to its first reads: its admit handlers, the allocation
+// checkpoint written and synced to disk, then the hand-off to the pod
+// worker and the status manager.
 const admission = 2 * time.Millisecond
 
 // firstSync is the beginning of an admitted pod's first sync: its Pending
