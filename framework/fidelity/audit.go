@@ -117,13 +117,10 @@ func callCounts(calls []call, t *Target, namespaces []string, from, to time.Time
 // only once it has learnt of the binding, so a node that reads sooner is
 // refused more often.
 func firstReads(calls []call, t *Target, podNS map[string]string, names []string) []float64 {
-	bound, read := map[string]time.Time{}, map[string]time.Time{}
+	bound, read := bindings(calls), map[string]time.Time{}
 	for _, c := range calls {
 		key := c.namespace + "/" + c.name
-		switch {
-		case c.key == "create pods/binding" && c.user == schedulerUser:
-			bound[key] = c.done
-		case c.key == "get pods" && t.owns(c.user):
+		if c.key == "get pods" && t.owns(c.user) {
 			if first, ok := read[key]; !ok || c.at.Before(first) {
 				read[key] = c.at
 			}

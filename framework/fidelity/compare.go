@@ -101,6 +101,15 @@ func (r *Report) String() string {
 				"binding to first read p50 / p90 ms", o["p50"], o["p90"], f["p50"], f["p90"])
 		}
 	}
+	for _, ob := range r.Observations {
+		for _, p := range ob.Slowest {
+			fmt.Fprintf(&b, "%-6s %-15s slowest on %-7s %-10s %-11s %6.0f ms from binding to Running", "", WorkloadStream, ob.Kind, p.Pod, p.Node, p.Ms)
+			if len(p.Refused) > 0 {
+				fmt.Fprintf(&b, "; refused: %s", strings.Join(p.Refused, ", "))
+			}
+			b.WriteString("\n")
+		}
+	}
 	for _, d := range r.Status {
 		fmt.Fprintf(&b, "status at %q differs:\n", d.Stage)
 		for i := range max(len(d.Oracle), len(d.Other)) {

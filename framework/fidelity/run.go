@@ -161,6 +161,8 @@ type Observation struct {
 	Sequences []string `json:"sequences"`
 	// FirstRead are the percentiles ("p50") of firstReads by workload, ms.
 	FirstRead map[string]map[string]float64 `json:"firstReadMs,omitempty"`
+	// Slowest are the stream's slowest pods (slowestPods).
+	Slowest []SlowPod `json:"slowestStreamPods,omitempty"`
 }
 
 // window is when a workload ran and on how many pods.
@@ -269,6 +271,11 @@ func observe(ctx context.Context, env Env, o Options, t *Target) (*Observation, 
 			r.obs.FirstRead[workload] = map[string]float64{"p50": quantile(ms, 0.5), "p90": quantile(ms, 0.9), "p99": quantile(ms, 0.99)}
 		}
 	}
+	records := map[string]*podRecord{}
+	for _, name := range r.stream {
+		records[name] = r.rec.pod(name)
+	}
+	r.obs.Slowest = slowestPods(calls, records, r.podNS, r.stream, slowestCount)
 	return r.obs, nil
 }
 
