@@ -60,6 +60,13 @@ func TestReferencesWatchedAtFirstSync(t *testing.T) {
 	n.observePod("ADDED", &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "first", Namespace: "ns", UID: "u0"},
 		Spec: v1.PodSpec{NodeName: n.name, Containers: []v1.Container{{Name: "c", Image: "img"}}}})
 	n.observePod("ADDED", pod)
+	// A pod gone from the API before its first sync never holds its
+	// references.
+	gone := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: "ns", UID: "u2"},
+		Spec: v1.PodSpec{NodeName: n.name, Containers: []v1.Container{{Name: "c", Image: "img"}},
+			Volumes: []v1.Volume{{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "gone-secret"}}}}}}
+	n.observePod("ADDED", gone)
+	n.observePod("DELETED", gone)
 	// Each admission takes admission to twice as long.
 	for _, step := range []time.Duration{0, 2*admission - time.Microsecond} {
 		clock.Step(step)
@@ -68,7 +75,7 @@ func TestReferencesWatchedAtFirstSync(t *testing.T) {
 		held := n.pods["u1"].refsHeld
 		n.mu.Unlock()
 		if held {
-			t.Fatalf("references held %v after the pod came, before its admission and the one before it's", step)
+			t.Fatal("references held before the admissions of the pod and of the one before it were over")
 		}
 	}
 	clock.Step(2*admission + time.Microsecond)
@@ -86,6 +93,13 @@ func TestReferencesWatchedAtFirstSync(t *testing.T) {
 		}
 		return true
 	})
+	clock.Step(2 * admission) // the gone pod's admission is over too
+	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	if watched["/api/v1/namespaces/ns/secrets?metadata.name=gone-secret"] {
+		t.Error("a pod deleted before its first sync had its Secret watched")
+	}
+	mu.Unlock()
 	n.mu.Lock()
 	p := n.pods["u1"]
 	if p == nil || p.phase != podAdmitted || !p.refsHeld || len(n.refWatches) != 2 {

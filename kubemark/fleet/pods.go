@@ -211,7 +211,7 @@ func (n *node) track(p *v1.Pod) *pod {
 	f.sched.At(n.admitted(), priorityPod, func(ctx context.Context) {
 		n.mu.Lock()
 		defer n.mu.Unlock()
-		if known.phase == podAdmitted && !known.deleting {
+		if n.pods[known.uid] == known && known.phase == podAdmitted && !known.deleting {
 			n.firstSync(known, startAt)
 		}
 	})
