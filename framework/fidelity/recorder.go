@@ -183,3 +183,18 @@ func nodeReady(ctx context.Context, client kubernetes.Interface, name string) (b
 	}
 	return false, nil
 }
+
+// nodeTaintedNoExecute reports whether the node lifecycle controller has
+// tainted the node as unreachable or not ready with effect NoExecute.
+func nodeTaintedNoExecute(ctx context.Context, client kubernetes.Interface, name string) (bool, error) {
+	n, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Effect == v1.TaintEffectNoExecute && (t.Key == v1.TaintNodeUnreachable || t.Key == v1.TaintNodeNotReady) {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -547,8 +547,12 @@ func (r *run) patchStatuses(ctx context.Context) error {
 }
 
 // failNode stops the burst's node until the node lifecycle controller has
-// marked it and its pods not ready, lets it go on, and times each pod's
-// Ready after the node's.
+// marked it and its pods not ready and tainted it NoExecute, lets it go on,
+// and times each pod's Ready after the node's. Waiting for the taint makes
+// the outage one the controller has fully acted on, whichever kind the node
+// is: its tainting pass is rate limited and skips a node that is Ready
+// again, so a node back within that pass would otherwise miss the taint,
+// and its pods the taint eviction controller's events, by timing alone.
 func (r *run) failNode(ctx context.Context) error {
 	node := r.t.Nodes[0]
 	from := r.env.now()
@@ -559,6 +563,14 @@ func (r *run) failNode(ctx context.Context) error {
 	err := r.rec.waitAll(ctx, r.burst, r.o.Timeout, "marked not ready with their node", func(_ string, rec *podRecord) bool {
 		return !rec.readyAt(failed, false).IsZero()
 	})
+	if err == nil {
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, r.o.Timeout, true, func(ctx context.Context) (bool, error) {
+			return nodeTaintedNoExecute(ctx, r.env.Client, node)
+		})
+		if err != nil {
+			err = fmt.Errorf("waiting for node %s to be tainted NoExecute: %w", node, err)
+		}
+	}
 	if err != nil {
 		_ = r.t.Recover(ctx, []string{node})
 		return err
