@@ -13,13 +13,18 @@ import (
 
 // AuditPolicy makes the apiserver log every request of a node (group
 // system:nodes) once, when it completes, with its metadata: the calls a
-// comparison counts. Watches are logged when they end. The scheduler's
-// bindings are logged too: when a node first reads a pod after its binding
-// tells how soon the node reacts.
+// comparison counts. Watches are logged when they end. A node's token
+// requests are logged with their body, which names the pod the token is
+// bound to. The scheduler's bindings are logged too: when a node first
+// reads a pod, or asks for its token, after its binding tells how soon the
+// node reacts and how soon its volume manager mounts.
 const AuditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived", "ResponseStarted"]
 rules:
+- level: Request
+  userGroups: ["system:nodes"]
+  resources: [{group: "", resources: ["serviceaccounts/token"]}]
 - level: Metadata
   userGroups: ["system:nodes"]
 - level: Metadata
@@ -38,6 +43,8 @@ type call struct {
 	// key is the verb and resource ("patch pods/status", "create events").
 	key  string
 	code int
+	// boundPod is the pod a token request binds its token to.
+	boundPod string
 }
 
 // auditEvent is what a comparison reads of one audit event.
@@ -55,6 +62,14 @@ type auditEvent struct {
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
+	RequestObject *struct {
+		Spec struct {
+			BoundObjectRef *struct {
+				Kind string `json:"kind"`
+				Name string `json:"name"`
+			} `json:"boundObjectRef"`
+		} `json:"spec"`
+	} `json:"requestObject"`
 	RequestReceivedTimestamp metav1.MicroTime `json:"requestReceivedTimestamp"`
 	StageTimestamp           metav1.MicroTime `json:"stageTimestamp"`
 }
@@ -86,6 +101,9 @@ func readAudit(path string) ([]call, error) {
 		if e.ResponseStatus != nil {
 			c.code = e.ResponseStatus.Code
 		}
+		if o := e.RequestObject; o != nil && o.Spec.BoundObjectRef != nil && o.Spec.BoundObjectRef.Kind == "Pod" {
+			c.boundPod = o.Spec.BoundObjectRef.Name
+		}
 		calls = append(calls, c)
 	}
 	if err := sc.Err(); err != nil {
@@ -110,32 +128,53 @@ func callCounts(calls []call, t *Target, namespaces []string, from, to time.Time
 	return all, refused
 }
 
-// firstReads is, for each named pod, the milliseconds from the end of its
+// fromBinding is, for each named pod, the milliseconds from the end of its
 // binding (the scheduler's create pods/binding) to the start of the first
-// read of it (get pods) by one of the target's nodes: how soon the node
-// acts on a pod it is given. The Node authorizer lets a node read a pod
-// only once it has learnt of the binding, so a node that reads sooner is
-// refused more often.
-func firstReads(calls []call, t *Target, podNS map[string]string, names []string) []float64 {
-	bound, read := bindings(calls), map[string]time.Time{}
+// call by one of the target's nodes that podOf says is about it.
+func fromBinding(calls []call, t *Target, podNS map[string]string, names []string, podOf func(call) string) []float64 {
+	bound, first := bindings(calls), map[string]time.Time{}
 	for _, c := range calls {
-		key := c.namespace + "/" + c.name
-		if c.key == "get pods" && t.owns(c.user) {
-			if first, ok := read[key]; !ok || c.at.Before(first) {
-				read[key] = c.at
-			}
+		pod := podOf(c)
+		if pod == "" || !t.owns(c.user) {
+			continue
+		}
+		key := c.namespace + "/" + pod
+		if at, ok := first[key]; !ok || c.at.Before(at) {
+			first[key] = c.at
 		}
 	}
 	var ms []float64
 	for _, n := range names {
 		key := podNS[n] + "/" + n
 		b, okB := bound[key]
-		r, okR := read[key]
-		if okB && okR {
-			ms = append(ms, float64(r.Sub(b).Microseconds())/1000)
+		f, okF := first[key]
+		if okB && okF {
+			ms = append(ms, float64(f.Sub(b).Microseconds())/1000)
 		}
 	}
 	return ms
+}
+
+// readOf names the pod a call reads: from the binding to a node's first
+// read of a pod is how soon it acts on a pod it is given. The Node
+// authorizer lets a node read a pod only once it has learnt of the
+// binding, so a node that reads sooner is refused more often.
+func readOf(c call) string {
+	if c.key == "get pods" {
+		return c.name
+	}
+	return ""
+}
+
+// tokenOf names the pod a call requests a service-account token for: from
+// the binding to the request is when the node's volume manager began
+// mounting the pod's projected token volume, which the pod worker's volume
+// polls then wait for.
+func tokenOf(c call) string {
+	if c.key == "create serviceaccounts/token" {
+		return c.boundPod
+	}
+	return ""
 }
 
 // schedulerUser is the scheduler's identity in the audit log.

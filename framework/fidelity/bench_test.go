@@ -46,14 +46,16 @@ type tailResult struct {
 }
 
 // tailPaired is one pair: the startup figures judged, the rest missed, how
-// soon each kind's nodes read their pods after the binding (by kind,
-// percentiles in ms), each kind's FailedMount events (its pods whose node
-// lost the Node authorizer's race to the binding for the ConfigMap and
-// waited past the mount's second) and its slowest pods, which p99 is.
+// soon each kind's nodes read their pods and asked for their tokens after
+// the binding (by kind, percentiles in ms), each kind's FailedMount events
+// (its pods whose node lost the Node authorizer's race to the binding for
+// the ConfigMap and waited past the mount's second) and its slowest pods,
+// which p99 is.
 type tailPaired struct {
 	Startup      []Figure                      `json:"startup"`
 	Missed       []Figure                      `json:"missed"`
 	FirstRead    map[string]map[string]float64 `json:"firstReadMs"`
+	TokenRequest map[string]map[string]float64 `json:"tokenRequestMs"`
 	FailedMounts map[string]int                `json:"failedMounts"`
 	Slowest      map[string][]SlowPod          `json:"slowestPods"`
 }
@@ -85,10 +87,11 @@ func BenchmarkFidelity(b *testing.B) {
 	for pair := 1; pair <= rounds; pair++ {
 		r := tailPair(b, nodes)
 		b.Logf("tail workload, pair %d:\n%s", pair, r)
-		p := tailPaired{Missed: r.Missed(true), FirstRead: map[string]map[string]float64{}, FailedMounts: map[string]int{},
-			Slowest: map[string][]SlowPod{}}
+		p := tailPaired{Missed: r.Missed(true), FirstRead: map[string]map[string]float64{},
+			TokenRequest: map[string]map[string]float64{}, FailedMounts: map[string]int{}, Slowest: map[string][]SlowPod{}}
 		for _, ob := range r.Observations {
 			p.FirstRead[ob.Kind] = ob.FirstRead[WorkloadStream]
+			p.TokenRequest[ob.Kind] = ob.TokenRequest[WorkloadStream]
 			p.Slowest[ob.Kind] = ob.Slowest
 			p.FailedMounts[ob.Kind] = int(math.Round(ob.Events[WorkloadStream]["FailedMount"] * float64(tail.Pods)))
 		}

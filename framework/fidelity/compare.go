@@ -94,16 +94,27 @@ func (r *Report) String() string {
 		fmt.Fprintln(&b, f)
 	}
 	if len(r.Observations) > 1 {
-		oracle, other := r.Observations[0].FirstRead, r.Observations[1].FirstRead
-		for _, w := range slices.Sorted(maps.Keys(oracle)) {
-			o, f := oracle[w], other[w]
-			fmt.Fprintf(&b, "%-6s %-15s %-40s oracle %4.1f / %4.1f  other %4.1f / %4.1f  (reported)\n", "", w,
-				"binding to first read p50 / p90 ms", o["p50"], o["p90"], f["p50"], f["p90"])
+		oracle, other := r.Observations[0], r.Observations[1]
+		for _, m := range []struct {
+			name          string
+			oracle, other map[string]map[string]float64
+		}{
+			{"binding to first read p50 / p90 ms", oracle.FirstRead, other.FirstRead},
+			{"binding to token request p50 / p90 ms", oracle.TokenRequest, other.TokenRequest},
+		} {
+			for _, w := range slices.Sorted(maps.Keys(m.oracle)) {
+				o, f := m.oracle[w], m.other[w]
+				fmt.Fprintf(&b, "%-6s %-15s %-40s oracle %5.1f / %5.1f  other %5.1f / %5.1f  (reported)\n", "", w,
+					m.name, o["p50"], o["p90"], f["p50"], f["p90"])
+			}
 		}
 	}
 	for _, ob := range r.Observations {
 		for _, p := range ob.Slowest {
 			fmt.Fprintf(&b, "%-6s %-15s slowest on %-7s %-10s %-11s %6.0f ms from binding to Running", "", WorkloadStream, ob.Kind, p.Pod, p.Node, p.Ms)
+			if p.TokenMs != 0 {
+				fmt.Fprintf(&b, "; token asked at %.0f ms", p.TokenMs)
+			}
 			if len(p.Refused) > 0 {
 				fmt.Fprintf(&b, "; refused: %s", strings.Join(p.Refused, ", "))
 			}

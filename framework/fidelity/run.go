@@ -159,8 +159,12 @@ type Observation struct {
 	// Sequences are the distinct status sequences the burst's pods went
 	// through on their way to Running (normalized, phase and conditions).
 	Sequences []string `json:"sequences"`
-	// FirstRead are the percentiles ("p50") of firstReads by workload, ms.
+	// FirstRead are the percentiles ("p50") by workload of the ms from a
+	// pod's binding to its node's first read of it (fromBinding, readOf).
 	FirstRead map[string]map[string]float64 `json:"firstReadMs,omitempty"`
+	// TokenRequest are the percentiles by workload of the ms from a pod's
+	// binding to its node's request for its token (fromBinding, tokenOf).
+	TokenRequest map[string]map[string]float64 `json:"tokenRequestMs,omitempty"`
 	// Slowest are the stream's slowest pods (slowestPods).
 	Slowest []SlowPod `json:"slowestStreamPods,omitempty"`
 }
@@ -267,8 +271,11 @@ func observe(ctx context.Context, env Env, o Options, t *Target) (*Observation, 
 	}
 	countCalls(r.obs, calls, t, r.namespaces, r.windows)
 	for workload, names := range map[string][]string{WorkloadBurst: r.burst, WorkloadStream: r.stream} {
-		if ms := firstReads(calls, t, r.podNS, names); len(ms) > 0 {
-			r.obs.FirstRead[workload] = map[string]float64{"p50": quantile(ms, 0.5), "p90": quantile(ms, 0.9), "p99": quantile(ms, 0.99)}
+		if ms := fromBinding(calls, t, r.podNS, names, readOf); len(ms) > 0 {
+			r.obs.FirstRead[workload] = percentiles(ms)
+		}
+		if ms := fromBinding(calls, t, r.podNS, names, tokenOf); len(ms) > 0 {
+			r.obs.TokenRequest[workload] = percentiles(ms)
 		}
 	}
 	records := map[string]*podRecord{}
@@ -292,8 +299,13 @@ func newObservation(kind string) *Observation {
 		Kind: kind, Startup: map[string]map[string]float64{}, PodsPerNode: map[string]int{},
 		Calls: map[string]map[string]float64{}, Refused: map[string]map[string]float64{},
 		Events: map[string]map[string]float64{}, Seconds: map[string][]float64{}, Statuses: map[string][]string{},
-		FirstRead: map[string]map[string]float64{},
+		FirstRead: map[string]map[string]float64{}, TokenRequest: map[string]map[string]float64{},
 	}
+}
+
+// percentiles are the p50, p90 and p99 of ms.
+func percentiles(ms []float64) map[string]float64 {
+	return map[string]float64{"p50": quantile(ms, 0.5), "p90": quantile(ms, 0.9), "p99": quantile(ms, 0.99)}
 }
 
 func (r *run) do(ctx context.Context) error {

@@ -10,12 +10,18 @@ import (
 
 // SlowPod is one of a workload's slowest pods on a target: how long it
 // took from the end of its binding to the first Running status a watch
-// delivered, and what its node was refused in its namespace meanwhile —
-// the Node authorizer's race to the binding, when that is what held it.
+// delivered, when its node asked for its token, and what its node was
+// refused in its namespace meanwhile. A pod whose token was asked for late
+// had its volumes mounted after the pod worker's first volume poll, and
+// waited for the next; a refusal is the Node authorizer's race to the
+// binding, when that is what held it.
 type SlowPod struct {
 	Pod  string  `json:"pod"`
 	Node string  `json:"node"`
 	Ms   float64 `json:"ms"`
+	// TokenMs is when, from the end of the binding, the node first asked
+	// for the pod's service-account token; 0 if it never did.
+	TokenMs float64 `json:"tokenMs,omitempty"`
 	// Refused are the node's calls in the pod's namespace answered 403
 	// Forbidden between the binding and the Running status, in order
 	// ("get pods", "watch configmaps").
@@ -52,8 +58,14 @@ func slowestPods(calls []call, records map[string]*podRecord, podNS map[string]s
 		p := &slow[i]
 		ns, from, to := podNS[p.Pod], bound[podNS[p.Pod]+"/"+p.Pod], ran[p.Pod]
 		for _, c := range calls {
-			if c.code == 403 && c.user == "system:node:"+p.Node && c.namespace == ns && !c.at.Before(from) && !c.at.After(to) {
+			if c.user != "system:node:"+p.Node || c.namespace != ns {
+				continue
+			}
+			if c.code == 403 && !c.at.Before(from) && !c.at.After(to) {
 				p.Refused = append(p.Refused, c.key)
+			}
+			if tokenOf(c) == p.Pod && p.TokenMs == 0 {
+				p.TokenMs = float64(c.at.Sub(from).Microseconds()) / 1000
 			}
 		}
 	}

@@ -20,6 +20,9 @@ func TestSlowestPods(t *testing.T) {
 {"user":{"username":"system:node:n-2"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns-2","name":"x"},"responseStatus":{"code":403},"requestReceivedTimestamp":"2026-12-05T10:00:01.002000Z"}
 {"user":{"username":"system:node:n-1"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns","name":"y"},"responseStatus":{"code":403},"requestReceivedTimestamp":"2026-12-05T10:00:01.002000Z"}
 {"user":{"username":"system:node:n-1"},"verb":"get","objectRef":{"resource":"pods","namespace":"ns-2","name":"b"},"responseStatus":{"code":403},"requestReceivedTimestamp":"2026-12-05T10:00:03.000000Z"}
+{"user":{"username":"system:node:n-2"},"verb":"create","objectRef":{"resource":"serviceaccounts","subresource":"token","namespace":"ns","name":"default"},"requestObject":{"kind":"TokenRequest","spec":{"boundObjectRef":{"kind":"Pod","name":"a"}}},"responseStatus":{"code":201},"requestReceivedTimestamp":"2026-12-05T10:00:01.100000Z"}
+{"user":{"username":"system:node:n-2"},"verb":"create","objectRef":{"resource":"serviceaccounts","subresource":"token","namespace":"ns","name":"default"},"requestObject":{"kind":"TokenRequest","spec":{"boundObjectRef":{"kind":"Pod","name":"c"}}},"responseStatus":{"code":201},"requestReceivedTimestamp":"2026-12-05T10:00:01.310000Z"}
+{"user":{"username":"system:node:n-2"},"verb":"create","objectRef":{"resource":"serviceaccounts","subresource":"token","namespace":"ns","name":"default"},"requestObject":{"kind":"TokenRequest","spec":{"boundObjectRef":{"kind":"Pod","name":"c"}}},"responseStatus":{"code":201},"requestReceivedTimestamp":"2026-12-05T10:00:01.400000Z"}
 `
 	calls := readAuditOf(t, log)
 	at := time.Date(2026, 12, 5, 10, 0, 1, 0, time.UTC)
@@ -40,11 +43,13 @@ func TestSlowestPods(t *testing.T) {
 	podNS := map[string]string{"a": "ns", "b": "ns-2", "c": "ns", "d": "ns", "e": "ns"}
 	got := slowestPods(calls, records, podNS, []string{"a", "b", "c", "d", "e"}, 2)
 	// b's node was refused its pod and its ConfigMap before b ran (not the
-	// other node's refusal, nor one in another namespace, nor one after);
-	// d never ran and e was never bound.
+	// other node's refusal, nor one in another namespace, nor one after),
+	// and never asked for its token; c's token was first asked for 310 ms
+	// after its binding (a's request, by the same node, is a's); d never
+	// ran and e was never bound.
 	want := []SlowPod{
 		{Pod: "b", Node: "n-1", Ms: 1850, Refused: []string{"get pods", "watch configmaps", "list configmaps"}},
-		{Pod: "c", Node: "n-2", Ms: 650},
+		{Pod: "c", Node: "n-2", Ms: 650, TokenMs: 310},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("slowest pods:\n got %+v\nwant %+v", got, want)

@@ -82,8 +82,8 @@ type podState struct {
 	// generation is the metadata.generation last seen; the status reports
 	// it observed.
 	generation int64
-	// startTime: admitted; sandboxAt: its sandbox up; runningSince: its
-	// containers started; finishedAt: they stopped.
+	// startTime: its first sync began; sandboxAt: its sandbox up;
+	// runningSince: its containers started; finishedAt: they stopped.
 	startTime, sandboxAt, runningSince, finishedAt time.Time
 }
 
@@ -335,10 +335,10 @@ func (n *node) volumesWaited(began time.Time) time.Time {
 // The first asks for their service-account tokens (the kubelet's token
 // manager keeps them for the tries after). Each waits, as the kubelet's
 // ConfigMap and Secret managers do, up to objectCacheWait for the watches
-// of the objects the volumes read (opened at admission). In time, the
-// volumes are mounted and mounted runs; late, each volume still waiting
-// fails with a FailedMount event, and the reconciler tries again after its
-// exponential backoff.
+// of the objects the volumes read (opened when the pod's first sync
+// began). In time, the volumes are mounted and mounted runs; late, each
+// volume still waiting fails with a FailedMount event, and the reconciler
+// tries again after its exponential backoff.
 func (n *node) mount(ctx context.Context, p *pod, failures int, mounted task) {
 	f := n.fleet
 	if failures == 0 {
