@@ -137,7 +137,7 @@ func (r *suiteRun) wait(t testing.TB, limit time.Duration) int {
 func (r *suiteRun) passed(t testing.TB, limit time.Duration) *report.Run {
 	t.Helper()
 	if code := r.wait(t, limit); code != 0 {
-		t.Fatalf("exit code %d, want 0; log %s:\n%s", code, r.logPath, r.tail())
+		t.Fatalf("exit code %d, want 0; log %s:\n%s%s", code, r.logPath, r.tail(), r.slowestPods())
 	}
 	run, err := report.ReadRun(r.reportDir)
 	if err != nil {
@@ -147,6 +147,22 @@ func (r *suiteRun) passed(t testing.TB, limit time.Duration) *report.Run {
 		t.Fatalf("summary.json: verdict %s, incomplete %v", run.Verdict, run.Incomplete)
 	}
 	return run
+}
+
+// slowestPods is the start of each slowest-pods file the run wrote, so that
+// a failed run says which pods were late and in which transition; the
+// report goes with the test's directory.
+func (r *suiteRun) slowestPods() string {
+	files, _ := filepath.Glob(filepath.Join(r.reportDir, "*_slowest_pods.json"))
+	var b strings.Builder
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		if len(data) > 2000 {
+			data = data[:2000]
+		}
+		fmt.Fprintf(&b, "\n%s:\n%s", filepath.Base(f), data)
+	}
+	return b.String()
 }
 
 func (r *suiteRun) tail() string {
@@ -377,7 +393,7 @@ func TestDensitySuiteOnAnExistingCluster(t *testing.T) {
 	kubeconfig := restrictedKubeconfig(ctx, t, c.Client, c.Config)
 	r := startSuite(t, "--provider=existing", "--kubeconfig="+kubeconfig, "--nodes=0")
 	if code := r.wait(t, 20*time.Minute); code != 0 {
-		t.Fatalf("exit code %d, want 0; log %s:\n%s", code, r.logPath, r.tail())
+		t.Fatalf("exit code %d, want 0; log %s:\n%s%s", code, r.logPath, r.tail(), r.slowestPods())
 	}
 	if log, err := os.ReadFile(r.logPath); err != nil || strings.Contains(string(log), "forbidden") {
 		t.Fatalf("a request of the run was refused (or the log is unreadable: %v); log %s:\n%s", err, r.logPath, r.tail())
